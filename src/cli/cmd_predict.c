@@ -1,0 +1,179 @@
+/* cmd_predict.c — `opmodel predict`: one op from a file, or a JSONL stream
+ * of ops with one prediction per line (contract §3). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "io/io_internal.h"
+
+static const char help[] =
+    "usage: opmodel predict --hardware NAME|FILE (--op FILE|- | --batch FILE.jsonl|-)\n"
+    "                       [--model roofline] [--clock-mhz F] [--format json|table]\n"
+    "\n"
+    "  --hardware NAME|FILE  a built-in name (`opmodel hardware list`) or a hardware YAML file\n"
+    "  --op FILE|-           one operation, YAML or JSON, full or short form (- reads stdin)\n"
+    "  --batch FILE|-        JSONL: one operation per line; one prediction per line, in order;\n"
+    "                        a bad line prints {\"line\": N, \"error\": \"...\"} and the run goes on\n"
+    "  --model NAME          prediction model (default roofline; see `opmodel models`)\n"
+    "  --clock-mhz F         run the hardware at F MHz: compute and on-chip bandwidths scale, DRAM does not\n"
+    "  --format json|table   json (default): one JSON object per prediction; table: for people\n"
+    "\n"
+    "Exit status: 0 ok, 1 some batch lines failed, 2 usage or input error.\n";
+
+static void print_table(const opm_profile *p)
+{
+    printf("%-22s %s\n", "name", p->name);
+    printf("%-22s %s (%s)\n", "kind", opm_kind_name(p->kind), opm_phase_name(p->phase));
+    printf("%-22s %s on %s\n", "model", p->model, p->hardware);
+    printf("%-22s %.6g us\n", "latency", p->latency_s * 1e6);
+    printf("%-22s %s", "bound", opm_bound_name(p->bound));
+    const opm_diag *lim = opm_profile_diag(p, "limiting_level");
+    if (lim && lim->is_text) printf(" (%s)", lim->text);
+    printf("\n%-22s %llu (%s engine)\n", "flops", (unsigned long long)p->flops, opm_engine_name(p->engine));
+    printf("%-22s %.6g FLOP/byte\n", "arithmetic intensity", p->arithmetic_intensity);
+    for (size_t i = 0; i < p->level_count; i++)
+        printf("%-22s read %llu B, write %llu B, %.6g us\n", p->levels[i].name,
+               (unsigned long long)p->levels[i].read_bytes, (unsigned long long)p->levels[i].write_bytes,
+               p->levels[i].time_s * 1e6);
+    printf("%-22s input %llu B, weight %llu B, output %llu B, workspace %llu B\n", "footprint",
+           (unsigned long long)p->input_bytes, (unsigned long long)p->weight_bytes,
+           (unsigned long long)p->output_bytes, (unsigned long long)p->workspace_bytes);
+    printf("%-22s %.6g J (compute %.6g J, static %.6g J)\n", "energy", p->energy_j, p->compute_energy_j,
+           p->static_energy_j);
+    for (size_t i = 0; i < p->diag_count; i++) {
+        const opm_diag *d = &p->diags[i];
+        if (d->is_text) printf("  %-20s %s\n", d->key, d->text);
+        else printf("  %-20s %.6g\n", d->key, d->number);
+    }
+}
+
+static int run_batch(const char *path, const opm_model *model, const opm_hardware *hw, int table)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f) return cli_usage("%s: cannot open for reading", path);
+    static char outbuf[1 << 16];
+    setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
+    const char *source = strcmp(path, "-") ? path : "<stdin>";
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    int lineno = 0, failed = 0;
+    strbuf out = {0};
+    while ((n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        size_t len = (size_t)n;
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        size_t s = 0;
+        while (s < len && (line[s] == ' ' || line[s] == '\t')) s++;
+        if (s == len) continue;
+        opm_error err;
+        opm_error_clear(&err);
+        opm_profile p;
+        opm_op *op = opm_op_parse_string(line, len, OPM_FORMAT_JSON, source, lineno, &err);
+        int rc = op ? model->predict(op, hw, &p, &err) : 1;
+        out.n = 0;
+        if (rc) {
+            failed++;
+            sb_printf(&out, "{\"line\": %d, \"error\": ", lineno);
+            sb_json_string(&out, err.message);
+            sb_putc(&out, '}');
+        } else if (table) {
+            print_table(&p);
+            putchar('\n');
+        } else {
+            opm_profile_write_json(&p, &out);
+        }
+        if (out.oom) {
+            opm_op_free(op);
+            free(line);
+            free(out.p);
+            return cli_usage("out of memory");
+        }
+        if (out.n) {
+            out.p[out.n++] = '\n';
+            fwrite(out.p, 1, out.n, stdout);
+        }
+        opm_op_free(op);
+    }
+    free(line);
+    free(out.p);
+    int bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (fflush(stdout) || bad) return cli_usage("%s: I/O error", source);
+    return failed ? EXIT_PARTIAL : EXIT_OK;
+}
+
+int cmd_predict(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"hardware", required_argument, 0, 'H'}, {"op", required_argument, 0, 'o'},
+        {"batch", required_argument, 0, 'b'},    {"model", required_argument, 0, 'm'},
+        {"clock-mhz", required_argument, 0, 'c'}, {"format", required_argument, 0, 'f'},
+        {"help", no_argument, 0, 'h'},            {0, 0, 0, 0},
+    };
+    const char *hw_name = NULL, *op_path = NULL, *batch = NULL, *model_name = "roofline", *format = "json";
+    double clock_mhz = 0;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'H': hw_name = optarg; break;
+        case 'o': op_path = optarg; break;
+        case 'b': batch = optarg; break;
+        case 'm': model_name = optarg; break;
+        case 'f': format = optarg; break;
+        case 'c': {
+            char *end;
+            clock_mhz = strtod(optarg, &end);
+            if (*end || !(clock_mhz > 0)) return cli_usage("--clock-mhz: expected a positive number, got '%s'", optarg);
+            break;
+        }
+        case 'h': fputs(help, stdout); return EXIT_OK;
+        default: return cli_usage("predict: unknown or incomplete option '%s' (see `opmodel predict --help`)", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) return cli_usage("predict: unexpected argument '%s'", argv[optind]);
+    if (!hw_name) return cli_usage("predict: --hardware is required (see `opmodel hardware list`)");
+    if (!op_path == !batch) return cli_usage("predict: give exactly one of --op and --batch");
+    int table = !strcmp(format, "table");
+    if (!table && strcmp(format, "json")) return cli_usage("--format: expected json or table, got '%s'", format);
+    const opm_model *model = opm_model_find(model_name);
+    if (!model) return cli_usage("--model: no model named '%s' (see `opmodel models`)", model_name);
+
+    opm_error err;
+    opm_error_clear(&err);
+    opm_hardware *hw = opm_hardware_open(hw_name, &err);
+    if (!hw) return cli_fail(&err);
+    if (clock_mhz > 0) {
+        opm_hardware *scaled = opm_hardware_with_clock(hw, clock_mhz * 1e6, &err);
+        opm_hardware_free(hw);
+        if (!scaled) return cli_fail(&err);
+        hw = scaled;
+    }
+    int rc;
+    if (batch) {
+        rc = run_batch(batch, model, hw, table);
+    } else {
+        opm_op *op = opm_op_parse_file(op_path, &err);
+        opm_profile p;
+        if (!op || model->predict(op, hw, &p, &err)) {
+            rc = cli_fail(&err);
+        } else if (table) {
+            print_table(&p);
+            rc = EXIT_OK;
+        } else {
+            char *json = opm_profile_to_json(&p, &err);
+            if (!json) rc = cli_fail(&err);
+            else {
+                puts(json);
+                free(json);
+                rc = EXIT_OK;
+            }
+        }
+        opm_op_free(op);
+    }
+    opm_hardware_free(hw);
+    return rc;
+}

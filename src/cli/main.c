@@ -1,0 +1,68 @@
+/* main.c — the `opmodel` program: dispatch to subcommands, --help and
+ * --version, and the one-line error convention. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+
+static const char usage[] =
+    "usage: opmodel <command> [options]\n"
+    "\n"
+    "Predicts how an accelerator executes one operation, without running it.\n"
+    "\n"
+    "commands:\n"
+    "  predict    predict latency, FLOPs, bytes, bound and energy of one op (or a JSONL batch)\n"
+    "  expand     print the full form of an op file written in short form\n"
+    "  ops        list the op kinds with their tensors and attributes\n"
+    "  models     list the prediction models\n"
+    "  hardware   list or show the built-in hardware descriptions\n"
+    "\n"
+    "Run `opmodel <command> --help` for a command's options.  `opmodel --version` prints the version.\n"
+    "Exit status: 0 ok, 1 some batch lines failed, 2 usage or input error.\n";
+
+int cli_fail(const opm_error *err)
+{
+    fprintf(stderr, "opmodel: %s\n", err->message[0] ? err->message : "error");
+    return EXIT_USAGE;
+}
+
+int cli_usage(const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "opmodel: %s\n", msg);
+    return EXIT_USAGE;
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        fputs(usage, stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("opmodel %s\n", opm_version());
+        return EXIT_OK;
+    }
+    if (!strcmp(cmd, "predict")) return cmd_predict(argc - 1, argv + 1);
+    if (!strcmp(cmd, "hardware")) return cmd_hardware(argc - 1, argv + 1);
+    if (!strcmp(cmd, "expand")) return cmd_expand(argc - 1, argv + 1);
+    if (!strcmp(cmd, "ops")) return cmd_ops(argc - 1, argv + 1);
+    if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
+    return cli_usage("unknown command '%s' (see `opmodel --help`)", cmd);
+}

@@ -1,0 +1,78 @@
+/* error.c — filling and decorating opm_error values. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "internal.h"
+
+void opm_error_clear(opm_error *err)
+{
+    if (!err) return;
+    err->code = OPM_OK;
+    err->field[0] = '\0';
+    err->message[0] = '\0';
+}
+
+int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
+{
+    if (!err) return (int)code;
+    err->code = code;
+    opm_strlcpy(err->field, field ? field : "", sizeof err->field);
+    char body[OPM_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    if (field && *field)
+        snprintf(err->message, sizeof err->message, "%s: %s", field, body);
+    else
+        opm_strlcpy(err->message, body, sizeof err->message);
+    return (int)code;
+}
+
+void opm_err_prefix(opm_error *err, const char *prefix)
+{
+    if (!err || !prefix || !*prefix) return;
+    char tmp[OPM_ERROR_MESSAGE_MAX];
+    snprintf(tmp, sizeof tmp, "%s: %s", prefix, err->message);
+    memcpy(err->message, tmp, sizeof tmp);
+}
+
+void opm_strlcpy(char *dst, const char *src, size_t cap)
+{
+    if (cap == 0) return;
+    size_t n = strlen(src);
+    if (n >= cap) n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return (size_t)-1;
+    size_t prev[64], cur[64];
+    for (size_t j = 0; j <= lb; j++) prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof prev[0]);
+    }
+    return prev[lb];
+}
+
+const char *opm_closest(const char *word, const char *const *candidates)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; candidates && candidates[i]; i++) {
+        size_t d = edit_distance(word, candidates[i]);
+        if (d < best_d) { best_d = d; best = candidates[i]; }
+    }
+    /* A suggestion further than a third of the word away helps nobody. */
+    size_t limit = strlen(word) / 3 + 1;
+    return best_d <= limit ? best : NULL;
+}

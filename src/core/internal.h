@@ -1,0 +1,54 @@
+/* internal.h — helpers shared inside the library: error filling and exact
+ * checked integer arithmetic.  Not installed. */
+#ifndef OPM_INTERNAL_H
+#define OPM_INTERNAL_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "opmodel/opmodel.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define OPM_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define OPM_PRINTF(a, b)
+#endif
+
+/* Fills err (if non-NULL) with code, field and message "field: text".
+ * Returns code so callers can `return opm_err(...)`. */
+int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
+    OPM_PRINTF(4, 5);
+/* Prefixes "prefix: " to an already-filled message (location decoration). */
+void opm_err_prefix(opm_error *err, const char *prefix);
+
+/* Exact arithmetic on counts.  Each returns 0, or 1 when the result does not
+ * fit in 64 bits; *ok is cleared on overflow so long expressions can check
+ * once at the end. */
+static inline uint64_t opm_mul(uint64_t a, uint64_t b, int *ok)
+{
+    uint64_t r;
+    if (__builtin_mul_overflow(a, b, &r)) { *ok = 0; return 0; }
+    return r;
+}
+static inline uint64_t opm_add(uint64_t a, uint64_t b, int *ok)
+{
+    uint64_t r;
+    if (__builtin_add_overflow(a, b, &r)) { *ok = 0; return 0; }
+    return r;
+}
+/* Bytes of `elems` elements of dtype, rounded up to whole bytes. */
+static inline uint64_t opm_bytes(uint64_t elems, opm_dtype dt, int *ok)
+{
+    uint64_t bits = opm_mul(elems, opm_dtype_bits(dt), ok);
+    return bits / 8 + (bits % 8 != 0);
+}
+/* Product of a tensor's dims. */
+uint64_t opm_tensor_elems(const opm_tensor *t, int *ok);
+uint64_t opm_tensor_bytes(const opm_tensor *t, int *ok);
+
+/* Bounded string copy that always terminates. */
+void opm_strlcpy(char *dst, const char *src, size_t cap);
+/* Levenshtein-closest candidate from a NULL-terminated list (NULL if none
+ * is close enough), for "did you mean" hints. */
+const char *opm_closest(const char *word, const char *const *candidates);
+
+#endif

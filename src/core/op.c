@@ -1,0 +1,353 @@
+/* op.c — the operation object: storage of name, kind, phase, tensors and
+ * typed attributes, with their accessors.  Knows nothing of any one kind;
+ * validation and counting dispatch to src/ops/ through the kind table. */
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include "internal.h"
+#include "../ops/kind.h"
+
+typedef struct attr {
+    char key[48];
+    opm_attr_type type;
+    int b;
+    int64_t i;
+    double d;
+    char *s;
+    int64_t *ints;
+    size_t n;
+} attr;
+
+struct opm_op {
+    char *name;
+    opm_kind kind;
+    opm_phase phase;
+    opm_tensor *tensors;
+    size_t n_tensors, cap_tensors;
+    attr *attrs;
+    size_t n_attrs, cap_attrs;
+};
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *err)
+{
+    if ((unsigned)kind >= OPM_KIND_COUNT) {
+        opm_err(err, OPM_EINVAL, "kind", "expected a known op kind");
+        return NULL;
+    }
+    if ((unsigned)phase >= OPM_PHASE_COUNT) {
+        opm_err(err, OPM_EINVAL, "phase", "expected a known phase");
+        return NULL;
+    }
+    opm_op *op = calloc(1, sizeof *op);
+    if (!op || !(op->name = dupstr(name ? name : opm_kind_name(kind)))) {
+        free(op);
+        opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    op->kind = kind;
+    op->phase = phase;
+    return op;
+}
+
+static void attr_clear(attr *a)
+{
+    free(a->s);
+    free(a->ints);
+    a->s = NULL;
+    a->ints = NULL;
+    a->n = 0;
+}
+
+void opm_op_free(opm_op *op)
+{
+    if (!op) return;
+    for (size_t i = 0; i < op->n_attrs; i++) attr_clear(&op->attrs[i]);
+    free(op->attrs);
+    free(op->tensors);
+    free(op->name);
+    free(op);
+}
+
+int opm_op_add_tensor(opm_op *op, opm_role role, const int64_t *shape, int rank,
+                      opm_dtype dtype, const char *layout, opm_error *err)
+{
+    if ((unsigned)role >= OPM_ROLE_COUNT)
+        return opm_err(err, OPM_EINVAL, "role", "expected input, weight, output, grad or workspace");
+    if ((unsigned)dtype >= OPM_DTYPE_COUNT)
+        return opm_err(err, OPM_EINVAL, "dtype", "expected a known dtype");
+    if (rank < 0 || rank > OPM_MAX_RANK)
+        return opm_err(err, OPM_EINVAL, "shape", "expected at most %d dimensions, got %d",
+                       OPM_MAX_RANK, rank);
+    for (int d = 0; d < rank; d++)
+        if (shape[d] <= 0)
+            return opm_err(err, OPM_EINVAL, "shape",
+                           "expected positive dimensions, got %lld at position %d",
+                           (long long)shape[d], d);
+    if (op->n_tensors == op->cap_tensors) {
+        size_t cap = op->cap_tensors ? op->cap_tensors * 2 : 4;
+        opm_tensor *t = realloc(op->tensors, cap * sizeof *t);
+        if (!t) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        op->tensors = t;
+        op->cap_tensors = cap;
+    }
+    opm_tensor *t = &op->tensors[op->n_tensors++];
+    memset(t, 0, sizeof *t);
+    t->role = role;
+    t->dtype = dtype;
+    t->rank = rank;
+    if (rank) memcpy(t->shape, shape, (size_t)rank * sizeof shape[0]);
+    if (layout) opm_strlcpy(t->layout, layout, sizeof t->layout);
+    return 0;
+}
+
+static attr *find_attr(const opm_op *op, const char *key)
+{
+    for (size_t i = 0; i < op->n_attrs; i++)
+        if (strcmp(op->attrs[i].key, key) == 0) return &op->attrs[i];
+    return NULL;
+}
+
+static attr *slot(opm_op *op, const char *key, opm_error *err)
+{
+    if (strlen(key) >= sizeof op->attrs[0].key) {
+        opm_err(err, OPM_EINVAL, key, "attribute names are at most 47 bytes");
+        return NULL;
+    }
+    attr *a = find_attr(op, key);
+    if (a) {
+        attr_clear(a);
+        return a;
+    }
+    if (op->n_attrs == op->cap_attrs) {
+        size_t cap = op->cap_attrs ? op->cap_attrs * 2 : 8;
+        attr *p = realloc(op->attrs, cap * sizeof *p);
+        if (!p) {
+            opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+            return NULL;
+        }
+        op->attrs = p;
+        op->cap_attrs = cap;
+    }
+    a = &op->attrs[op->n_attrs++];
+    memset(a, 0, sizeof *a);
+    opm_strlcpy(a->key, key, sizeof a->key);
+    return a;
+}
+
+int opm_op_set_bool(opm_op *op, const char *key, int value, opm_error *err)
+{
+    attr *a = slot(op, key, err);
+    if (!a) return err ? (int)err->code : OPM_EINVAL;
+    a->type = OPM_ATTR_BOOL;
+    a->b = value != 0;
+    return 0;
+}
+
+int opm_op_set_int(opm_op *op, const char *key, int64_t value, opm_error *err)
+{
+    attr *a = slot(op, key, err);
+    if (!a) return err ? (int)err->code : OPM_EINVAL;
+    a->type = OPM_ATTR_INT;
+    a->i = value;
+    return 0;
+}
+
+int opm_op_set_double(opm_op *op, const char *key, double value, opm_error *err)
+{
+    attr *a = slot(op, key, err);
+    if (!a) return err ? (int)err->code : OPM_EINVAL;
+    a->type = OPM_ATTR_DOUBLE;
+    a->d = value;
+    return 0;
+}
+
+int opm_op_set_string(opm_op *op, const char *key, const char *value, opm_error *err)
+{
+    attr *a = slot(op, key, err);
+    if (!a) return err ? (int)err->code : OPM_EINVAL;
+    a->type = OPM_ATTR_STRING;
+    if (!(a->s = dupstr(value))) {
+        op->n_attrs--;
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
+    return 0;
+}
+
+int opm_op_set_ints(opm_op *op, const char *key, const int64_t *values, size_t count,
+                    opm_error *err)
+{
+    attr *a = slot(op, key, err);
+    if (!a) return err ? (int)err->code : OPM_EINVAL;
+    a->type = OPM_ATTR_INTS;
+    a->ints = malloc((count ? count : 1) * sizeof *values);
+    if (!a->ints) {
+        op->n_attrs--;
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
+    if (count) memcpy(a->ints, values, count * sizeof *values);
+    a->n = count;
+    return 0;
+}
+
+int opm_op_unset(opm_op *op, const char *key)
+{
+    attr *a = find_attr(op, key);
+    if (!a) return 0;
+    attr_clear(a);
+    size_t idx = (size_t)(a - op->attrs);
+    memmove(a, a + 1, (op->n_attrs - idx - 1) * sizeof *a);
+    op->n_attrs--;
+    return 1;
+}
+
+int opm_op_set_phase(opm_op *op, opm_phase phase)
+{
+    if ((unsigned)phase >= OPM_PHASE_COUNT) return OPM_EINVAL;
+    op->phase = phase;
+    return 0;
+}
+
+opm_op *opm_op_clone(const opm_op *op, opm_error *err)
+{
+    opm_op *c = opm_op_new(op->name, op->kind, op->phase, err);
+    if (!c) return NULL;
+    for (size_t i = 0; i < op->n_tensors; i++) {
+        const opm_tensor *t = &op->tensors[i];
+        if (opm_op_add_tensor(c, t->role, t->shape, t->rank, t->dtype, t->layout, err)) goto fail;
+    }
+    for (size_t i = 0; i < op->n_attrs; i++) {
+        const attr *a = &op->attrs[i];
+        int rc = 0;
+        switch (a->type) {
+        case OPM_ATTR_BOOL: rc = opm_op_set_bool(c, a->key, a->b, err); break;
+        case OPM_ATTR_INT: rc = opm_op_set_int(c, a->key, a->i, err); break;
+        case OPM_ATTR_DOUBLE: rc = opm_op_set_double(c, a->key, a->d, err); break;
+        case OPM_ATTR_STRING: rc = opm_op_set_string(c, a->key, a->s, err); break;
+        case OPM_ATTR_INTS: rc = opm_op_set_ints(c, a->key, a->ints, a->n, err); break;
+        }
+        if (rc) goto fail;
+    }
+    return c;
+fail:
+    opm_op_free(c);
+    return NULL;
+}
+
+const char *opm_op_name(const opm_op *op) { return op->name; }
+opm_kind opm_op_kind(const opm_op *op) { return op->kind; }
+opm_phase opm_op_phase(const opm_op *op) { return op->phase; }
+size_t opm_op_tensor_count(const opm_op *op) { return op->n_tensors; }
+const opm_tensor *opm_op_tensor(const opm_op *op, size_t i)
+{
+    return i < op->n_tensors ? &op->tensors[i] : NULL;
+}
+
+const opm_tensor *opm_op_find_tensor(const opm_op *op, opm_role role, size_t nth)
+{
+    for (size_t i = 0; i < op->n_tensors; i++)
+        if (op->tensors[i].role == role && nth-- == 0) return &op->tensors[i];
+    return NULL;
+}
+
+size_t opm_op_attr_count(const opm_op *op) { return op->n_attrs; }
+const char *opm_op_attr_key(const opm_op *op, size_t i) { return i < op->n_attrs ? op->attrs[i].key : NULL; }
+opm_attr_type opm_op_attr_type(const opm_op *op, size_t i) { return op->attrs[i].type; }
+int opm_op_has(const opm_op *op, const char *key) { return find_attr(op, key) != NULL; }
+
+int opm_op_get_bool(const opm_op *op, const char *key, int dflt)
+{
+    const attr *a = find_attr(op, key);
+    if (!a) return dflt;
+    if (a->type == OPM_ATTR_BOOL) return a->b;
+    if (a->type == OPM_ATTR_INT) return a->i != 0;
+    return dflt;
+}
+
+int64_t opm_op_get_int(const opm_op *op, const char *key, int64_t dflt)
+{
+    const attr *a = find_attr(op, key);
+    if (!a) return dflt;
+    if (a->type == OPM_ATTR_INT) return a->i;
+    if (a->type == OPM_ATTR_BOOL) return a->b;
+    return dflt;
+}
+
+double opm_op_get_double(const opm_op *op, const char *key, double dflt)
+{
+    const attr *a = find_attr(op, key);
+    if (!a) return dflt;
+    if (a->type == OPM_ATTR_DOUBLE) return a->d;
+    if (a->type == OPM_ATTR_INT) return (double)a->i;
+    return dflt;
+}
+
+const char *opm_op_get_string(const opm_op *op, const char *key, const char *dflt)
+{
+    const attr *a = find_attr(op, key);
+    return a && a->type == OPM_ATTR_STRING ? a->s : dflt;
+}
+
+size_t opm_op_get_ints(const opm_op *op, const char *key, const int64_t **values)
+{
+    const attr *a = find_attr(op, key);
+    if (!a) return 0;
+    if (a->type == OPM_ATTR_INTS) { *values = a->ints; return a->n; }
+    if (a->type == OPM_ATTR_INT) { *values = &a->i; return 1; }
+    return 0;
+}
+
+uint64_t opm_tensor_elems(const opm_tensor *t, int *ok)
+{
+    uint64_t n = 1;
+    for (int d = 0; d < t->rank; d++) n = opm_mul(n, (uint64_t)t->shape[d], ok);
+    return n;
+}
+
+uint64_t opm_tensor_bytes(const opm_tensor *t, int *ok)
+{
+    return opm_bytes(opm_tensor_elems(t, ok), t->dtype, ok);
+}
+
+/* Attribute names and types are checked against the kind's table here, so
+ * every kind gets the same "unknown key, did you mean" behaviour. */
+int opm_op_validate(const opm_op *op, opm_error *err)
+{
+    const opm_kind_def *def = opm_kind_def_get(op->kind);
+    for (size_t i = 0; i < op->n_attrs; i++) {
+        const attr *a = &op->attrs[i];
+        const opm_attr_def *ad = opm_kind_find_attr(def, a->key);
+        char field[OPM_ERROR_FIELD_MAX];
+        snprintf(field, sizeof field, "attrs.%s", a->key);
+        if (!ad) {
+            const char *names[64];
+            size_t n = opm_kind_attr_names(def, names, 63);
+            names[n] = NULL;
+            const char *hint = opm_closest(a->key, names);
+            return opm_err(err, OPM_EINVAL, field, "unknown attribute for kind %s%s%s%s",
+                           def->name, hint ? " (did you mean '" : "", hint ? hint : "",
+                           hint ? "'?)" : "");
+        }
+        int okt = a->type == ad->type || (ad->type == OPM_ATTR_DOUBLE && a->type == OPM_ATTR_INT) ||
+                  (ad->type == OPM_ATTR_INTS && a->type == OPM_ATTR_INT);
+        if (!okt)
+            return opm_err(err, OPM_EINVAL, field, "expected %s", opm_attr_type_text(ad->type));
+        if (ad->type == OPM_ATTR_INT && ad->min_int > 0 && a->i < ad->min_int)
+            return opm_err(err, OPM_EINVAL, field, "expected an integer >= %lld, got %lld",
+                           (long long)ad->min_int, (long long)a->i);
+    }
+    return def->validate(op, err);
+}
+
+int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    return opm_kind_def_get(op->kind)->count(op, out, err);
+}

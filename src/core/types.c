@@ -1,0 +1,78 @@
+/* types.c — names of the small vocabularies (dtypes, kinds, phases, roles,
+ * engines, bounds) and dtype sizes. */
+#include <string.h>
+#include "internal.h"
+
+static const char *const dtype_names[OPM_DTYPE_COUNT] = {
+    "fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "fp4_e2m1",
+    "int32", "int64", "bool",
+};
+/* tf32 is stored as 32-bit floats; only the tensor math is reduced. */
+static const unsigned dtype_bits[OPM_DTYPE_COUNT] = {64, 32, 32, 16, 16, 8, 8, 8, 4, 4, 32, 64, 8};
+
+unsigned opm_dtype_bits(opm_dtype dt) { return (unsigned)dt < OPM_DTYPE_COUNT ? dtype_bits[dt] : 0; }
+double opm_dtype_bytes(opm_dtype dt) { return opm_dtype_bits(dt) / 8.0; }
+const char *opm_dtype_name(opm_dtype dt)
+{
+    return (unsigned)dt < OPM_DTYPE_COUNT ? dtype_names[dt] : "?";
+}
+
+int opm_dtype_parse(const char *name, opm_dtype *out)
+{
+    for (int i = 0; i < OPM_DTYPE_COUNT; i++)
+        if (strcmp(name, dtype_names[i]) == 0) { *out = (opm_dtype)i; return 0; }
+    if (strcmp(name, "fp8") == 0) { *out = OPM_FP8_E4M3; return 0; }
+    return -1;
+}
+
+static const char *const kind_names[OPM_KIND_COUNT] = {
+    "gemm", "batched_gemm", "attention_prefill", "attention_decode", "softmax", "layernorm",
+    "rmsnorm", "elementwise", "reduction", "embedding", "copy",
+};
+const char *opm_kind_name(opm_kind k) { return (unsigned)k < OPM_KIND_COUNT ? kind_names[k] : "?"; }
+int opm_kind_parse(const char *name, opm_kind *out)
+{
+    for (int i = 0; i < OPM_KIND_COUNT; i++)
+        if (strcmp(name, kind_names[i]) == 0) { *out = (opm_kind)i; return 0; }
+    return -1;
+}
+
+static const char *const phase_names[OPM_PHASE_COUNT] = {
+    "inference", "train_fwd", "train_bwd", "prefill", "decode",
+};
+const char *opm_phase_name(opm_phase p) { return (unsigned)p < OPM_PHASE_COUNT ? phase_names[p] : "?"; }
+int opm_phase_parse(const char *name, opm_phase *out)
+{
+    for (int i = 0; i < OPM_PHASE_COUNT; i++)
+        if (strcmp(name, phase_names[i]) == 0) { *out = (opm_phase)i; return 0; }
+    return -1;
+}
+
+static const char *const role_names[OPM_ROLE_COUNT] = {"input", "weight", "output", "grad", "workspace"};
+const char *opm_role_name(opm_role r) { return (unsigned)r < OPM_ROLE_COUNT ? role_names[r] : "?"; }
+int opm_role_parse(const char *name, opm_role *out)
+{
+    for (int i = 0; i < OPM_ROLE_COUNT; i++)
+        if (strcmp(name, role_names[i]) == 0) { *out = (opm_role)i; return 0; }
+    return -1;
+}
+
+const char *opm_engine_name(opm_engine e)
+{
+    switch (e) {
+    case OPM_ENGINE_VECTOR: return "vector";
+    case OPM_ENGINE_TENSOR: return "tensor";
+    default: return "none";
+    }
+}
+
+const char *opm_bound_name(opm_bound b)
+{
+    switch (b) {
+    case OPM_BOUND_COMPUTE: return "compute";
+    case OPM_BOUND_MEMORY: return "memory";
+    default: return "overhead";
+    }
+}
+
+const char *opm_version(void) { return "0.1.0"; }

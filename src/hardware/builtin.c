@@ -1,0 +1,30 @@
+/* builtin.c — the built-in hardware database: YAML texts compiled into the
+ * binary from configs/hardware/, loaded by the same loader as users' files. */
+#include <stdio.h>
+#include <string.h>
+#include "../core/internal.h"
+#include "builtin_data.h"
+
+size_t opm_hardware_builtin_count(void) { return opm_builtin_count; }
+
+const char *opm_hardware_builtin_name(size_t i)
+{
+    return i < opm_builtin_count ? opm_builtin_entries[i].name : NULL;
+}
+
+const char *opm_hardware_builtin_text(size_t i)
+{
+    return i < opm_builtin_count ? opm_builtin_entries[i].text : NULL;
+}
+
+opm_hardware *opm_hardware_builtin(const char *name, opm_error *err)
+{
+    for (size_t i = 0; i < opm_builtin_count; i++)
+        if (strcmp(opm_builtin_entries[i].name, name) == 0) {
+            char source[96];
+            snprintf(source, sizeof source, "configs/hardware/%s.yaml", name);
+            return opm_hardware_load_string(opm_builtin_entries[i].text, opm_builtin_entries[i].len, source, err);
+        }
+    opm_err(err, OPM_ENOTFOUND, "hardware", "no built-in hardware named '%s' (see `opmodel hardware list`)", name);
+    return NULL;
+}

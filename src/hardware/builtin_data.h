@@ -1,0 +1,17 @@
+/* builtin_data.h — the shape of the generated table of built-in hardware
+ * descriptions (see tools/embed.c). */
+#ifndef OPM_BUILTIN_DATA_H
+#define OPM_BUILTIN_DATA_H
+
+#include <stddef.h>
+
+typedef struct opm_builtin_entry {
+    const char *name;
+    const char *text;
+    size_t len;
+} opm_builtin_entry;
+
+extern const opm_builtin_entry opm_builtin_entries[];
+extern const size_t opm_builtin_count;
+
+#endif

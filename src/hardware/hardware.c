@@ -1,0 +1,192 @@
+/* hardware.c — the hardware object: defaults, semantic validation, getters,
+ * clock rescaling and equality.  Reading and writing text is in
+ * src/io/hardware_io.c; the built-in entries are in builtin.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/internal.h"
+#include "hw_internal.h"
+
+const char *const opm_hw_cparam_names[CP_COUNT] = {
+    "clock_hz", "tensor_clock_hz", "sm_max_clock_hz", "num_sms", "max_ctas_per_sm",
+    "max_warps_per_sm", "registers_per_sm", "shared_memory_bytes_per_sm", "max_async_copy_groups",
+    "tensor_latency_cycles", "device_fixed_overhead_cycles",
+};
+const char *const opm_hw_map_names[HM_COUNT] = {
+    "tensor_flops_per_s", "vector_flops_per_s", "tensor_energy_j_per_flop", "vector_energy_j_per_flop",
+    "tensor_flops_per_clock_per_sm", "vector_flops_per_clock_per_sm",
+};
+const char *const opm_hw_power_names[PC_COUNT] = {
+    "base_power_w", "sm_resident_power_w", "tc_active_power_w", "dram_active_power_w",
+    "dram_exposed_power_w", "l2_active_power_w", "smem_active_power_w",
+};
+
+void opm_hw_init(opm_hardware *hw)
+{
+    memset(hw, 0, sizeof *hw);
+    hw->util_vector = hw->util_tensor = 1.0;
+}
+
+int opm_hw_check(const opm_hardware *hw, opm_error *err)
+{
+    if (!hw->name[0]) return opm_err(err, OPM_EINVAL, "name", "missing; every hardware needs a name");
+    if (!(hw->cparam_set & (1u << CP_CLOCK_HZ)) || hw->cparam[CP_CLOCK_HZ] <= 0)
+        return opm_err(err, OPM_EINVAL, "compute.clock_hz", "expected a positive clock in Hz");
+    if (!(hw->cparam_set & (1u << CP_NUM_SMS)) || hw->cparam[CP_NUM_SMS] < 1)
+        return opm_err(err, OPM_EINVAL, "compute.num_sms", "expected a positive number of SMs/CUs/cores");
+    int peaks = 0;
+    for (int e = HM_TENSOR_FLOPS; e <= HM_VECTOR_FLOPS; e++)
+        for (int d = 0; d < OPM_DTYPE_COUNT; d++) peaks += hw->maps[e][d] > 0;
+    if (!peaks)
+        return opm_err(err, OPM_EINVAL, "compute",
+                       "expected at least one peak in tensor_flops_per_s or vector_flops_per_s");
+    int hbm = 0;
+    for (size_t i = 0; i < hw->n_levels; i++) hbm |= strcmp(hw->levels[i].name, "hbm") == 0;
+    if (!hbm)
+        return opm_err(err, OPM_EINVAL, "memory.levels",
+                       "expected a level named hbm (the device DRAM, whatever its technology)");
+    for (size_t i = 0; i < hw->n_levels; i++) {
+        const opm_memory_level *l = &hw->levels[i];
+        if (strcmp(l->name, "hbm") == 0 && l->bandwidth_bytes_per_s <= 0) {
+            char f[64];
+            snprintf(f, sizeof f, "memory.levels[%zu].bandwidth_bytes_per_s", i);
+            return opm_err(err, OPM_EINVAL, f, "expected the hbm level to have a positive bandwidth");
+        }
+    }
+    return 0;
+}
+
+opm_hardware *opm_hardware_clone(const opm_hardware *hw, opm_error *err)
+{
+    opm_hardware *c = malloc(sizeof *c);
+    if (!c) {
+        opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    memcpy(c, hw, sizeof *c);
+    return c;
+}
+
+void opm_hardware_free(opm_hardware *hw) { free(hw); }
+
+opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err)
+{
+    if (!(clock_hz > 0) || !isfinite(clock_hz)) {
+        opm_err(err, OPM_EINVAL, "clock", "expected a positive clock, got %g Hz", clock_hz);
+        return NULL;
+    }
+    double smax = hw->cparam[CP_SM_MAX_CLOCK_HZ];
+    if (smax > 0 && clock_hz > smax * (1 + 1e-9)) {
+        opm_err(err, OPM_EINVAL, "clock", "expected at most sm_max_clock_hz = %g MHz, got %g MHz",
+                smax / 1e6, clock_hz / 1e6);
+        return NULL;
+    }
+    opm_hardware *c = opm_hardware_clone(hw, err);
+    if (!c) return NULL;
+    double base = hw->cparam[CP_CLOCK_HZ];
+    double tbase = opm_hardware_tensor_clock_hz(hw);
+    for (int d = 0; d < OPM_DTYPE_COUNT; d++) {
+        c->maps[HM_TENSOR_FLOPS][d] *= clock_hz / tbase;
+        c->maps[HM_VECTOR_FLOPS][d] *= clock_hz / base;
+    }
+    /* On-chip levels run on the core clock; DRAM has its own. */
+    for (size_t i = 0; i < c->n_levels; i++)
+        if (strcmp(c->levels[i].name, "hbm") != 0) c->levels[i].bandwidth_bytes_per_s *= clock_hz / base;
+    c->cparam[CP_CLOCK_HZ] = clock_hz;
+    if (c->cparam_set & (1u << CP_TENSOR_CLOCK_HZ)) c->cparam[CP_TENSOR_CLOCK_HZ] = clock_hz;
+    return c;
+}
+
+int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
+{
+    if (strcmp(a->name, b->name) || strcmp(a->kind, b->kind) || strcmp(a->dataflow, b->dataflow) ||
+        a->static_power_w != b->static_power_w || a->tdp_w != b->tdp_w ||
+        a->has_static_power != b->has_static_power || a->has_tdp != b->has_tdp ||
+        a->cparam_set != b->cparam_set || a->has_fma != b->has_fma ||
+        a->util_vector != b->util_vector || a->util_tensor != b->util_tensor ||
+        a->n_levels != b->n_levels || a->has_energy_model != b->has_energy_model ||
+        strcmp(a->em_level, b->em_level) || a->power_set != b->power_set || a->n_features != b->n_features)
+        return 0;
+    for (int i = 0; i < CP_COUNT; i++)
+        if (a->cparam[i] != b->cparam[i]) return 0;
+    for (int m = 0; m < HM_COUNT; m++)
+        for (int d = 0; d < OPM_DTYPE_COUNT; d++)
+            if (a->maps[m][d] != b->maps[m][d]) return 0;
+    for (int i = 0; a->has_fma && i < 3; i++)
+        if (a->fma_dims[i] != b->fma_dims[i]) return 0;
+    for (size_t i = 0; i < a->n_levels; i++) {
+        const opm_memory_level *x = &a->levels[i], *y = &b->levels[i];
+        if (strcmp(x->name, y->name) || x->size_bytes != y->size_bytes ||
+            x->bandwidth_bytes_per_s != y->bandwidth_bytes_per_s || x->energy_j_per_byte != y->energy_j_per_byte ||
+            x->energy_j_per_sector != y->energy_j_per_sector || x->latency_s != y->latency_s ||
+            x->latency_cycles != y->latency_cycles || x->line_size_bytes != y->line_size_bytes ||
+            x->sector_size_bytes != y->sector_size_bytes || x->bank_count != y->bank_count ||
+            x->bank_width_bytes != y->bank_width_bytes || x->utilization != y->utilization)
+            return 0;
+    }
+    for (int i = 0; i < PC_COUNT; i++)
+        if (a->power[i] != b->power[i]) return 0;
+    for (size_t i = 0; i < a->n_features; i++)
+        if (strcmp(a->features[i], b->features[i])) return 0;
+    return 1;
+}
+
+const char *opm_hardware_name(const opm_hardware *hw) { return hw->name; }
+const char *opm_hardware_kind(const opm_hardware *hw) { return hw->kind; }
+double opm_hardware_clock_hz(const opm_hardware *hw) { return hw->cparam[CP_CLOCK_HZ]; }
+double opm_hardware_tensor_clock_hz(const opm_hardware *hw)
+{
+    return hw->cparam[CP_TENSOR_CLOCK_HZ] > 0 ? hw->cparam[CP_TENSOR_CLOCK_HZ] : hw->cparam[CP_CLOCK_HZ];
+}
+int opm_hardware_num_sms(const opm_hardware *hw) { return (int)hw->cparam[CP_NUM_SMS]; }
+double opm_hardware_static_power_w(const opm_hardware *hw) { return hw->static_power_w; }
+double opm_hardware_tdp_w(const opm_hardware *hw) { return hw->tdp_w; }
+
+double opm_hardware_peak_flops(const opm_hardware *hw, opm_engine engine, opm_dtype dt)
+{
+    if ((unsigned)dt >= OPM_DTYPE_COUNT || engine == OPM_ENGINE_NONE) return 0;
+    return hw->maps[engine == OPM_ENGINE_TENSOR ? HM_TENSOR_FLOPS : HM_VECTOR_FLOPS][dt];
+}
+
+double opm_hardware_flops_per_clock_per_sm(const opm_hardware *hw, opm_engine engine, opm_dtype dt)
+{
+    if ((unsigned)dt >= OPM_DTYPE_COUNT || engine == OPM_ENGINE_NONE) return 0;
+    return hw->maps[engine == OPM_ENGINE_TENSOR ? HM_TENSOR_FPC : HM_VECTOR_FPC][dt];
+}
+
+double opm_hardware_energy_j_per_flop(const opm_hardware *hw, opm_engine engine, opm_dtype dt)
+{
+    if ((unsigned)dt >= OPM_DTYPE_COUNT || engine == OPM_ENGINE_NONE) return 0;
+    return hw->maps[engine == OPM_ENGINE_TENSOR ? HM_TENSOR_ENERGY : HM_VECTOR_ENERGY][dt];
+}
+
+double opm_hardware_utilization(const opm_hardware *hw, opm_engine engine)
+{
+    return engine == OPM_ENGINE_TENSOR ? hw->util_tensor : hw->util_vector;
+}
+
+double opm_hardware_fixed_overhead_cycles(const opm_hardware *hw)
+{
+    return hw->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES];
+}
+
+size_t opm_hardware_level_count(const opm_hardware *hw) { return hw->n_levels; }
+const opm_memory_level *opm_hardware_level(const opm_hardware *hw, size_t i)
+{
+    return i < hw->n_levels ? &hw->levels[i] : NULL;
+}
+
+const opm_memory_level *opm_hardware_find_level(const opm_hardware *hw, const char *name)
+{
+    for (size_t i = 0; i < hw->n_levels; i++)
+        if (strcmp(hw->levels[i].name, name) == 0) return &hw->levels[i];
+    return NULL;
+}
+
+double opm_hardware_compute_param(const opm_hardware *hw, const char *key)
+{
+    for (int i = 0; i < CP_COUNT; i++)
+        if (strcmp(opm_hw_cparam_names[i], key) == 0) return hw->cparam[i];
+    return 0;
+}

@@ -1,0 +1,53 @@
+/* hw_internal.h — the layout of opm_hardware, shared by src/hardware/ (which
+ * owns its meaning) and src/io/hardware_io.c (which reads and writes it). */
+#ifndef OPM_HW_INTERNAL_H
+#define OPM_HW_INTERNAL_H
+
+#include "opmodel/opmodel.h"
+
+enum {
+    CP_CLOCK_HZ, CP_TENSOR_CLOCK_HZ, CP_SM_MAX_CLOCK_HZ, CP_NUM_SMS, CP_MAX_CTAS_PER_SM,
+    CP_MAX_WARPS_PER_SM, CP_REGISTERS_PER_SM, CP_SHARED_MEMORY_BYTES_PER_SM,
+    CP_MAX_ASYNC_COPY_GROUPS, CP_TENSOR_LATENCY_CYCLES, CP_DEVICE_FIXED_OVERHEAD_CYCLES,
+    CP_COUNT
+};
+extern const char *const opm_hw_cparam_names[CP_COUNT];
+
+enum {
+    HM_TENSOR_FLOPS, HM_VECTOR_FLOPS, HM_TENSOR_ENERGY, HM_VECTOR_ENERGY, HM_TENSOR_FPC,
+    HM_VECTOR_FPC, HM_COUNT
+};
+extern const char *const opm_hw_map_names[HM_COUNT];
+
+enum { PC_COUNT = 7, FEATURE_MAX = 16 };
+extern const char *const opm_hw_power_names[PC_COUNT];
+
+struct opm_hardware {
+    char name[64];
+    char kind[8];
+    char dataflow[32];
+    double static_power_w, tdp_w;
+    int has_static_power, has_tdp;
+    double cparam[CP_COUNT];
+    unsigned cparam_set;               /* bit i: cparam[i] was given */
+    double maps[HM_COUNT][OPM_DTYPE_COUNT];  /* 0 = not given */
+    int fma_dims[3];
+    int has_fma;
+    double util_vector, util_tensor;
+    int has_util_vector, has_util_tensor;
+    size_t n_levels;
+    opm_memory_level levels[OPM_MAX_LEVELS];
+    int has_energy_model;
+    char em_level[8];
+    double power[PC_COUNT];
+    unsigned power_set;
+    size_t n_features;
+    char features[FEATURE_MAX][40];
+};
+
+/* Initialises the defaults (utilizations 1). */
+void opm_hw_init(opm_hardware *hw);
+/* Semantic checks after loading; errors name the field path. */
+int opm_hw_check(const opm_hardware *hw, opm_error *err);
+
+#endif

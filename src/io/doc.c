@@ -1,0 +1,538 @@
+/* doc.c — YAML (libyaml events) and JSON (jansson) into the positioned
+ * document tree of doc.h, with an arena so a whole tree is freed at once. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+#include "../core/internal.h"
+#include "doc.h"
+
+#define MAX_DEPTH 64
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t used, cap;
+    _Alignas(max_align_t) unsigned char data[];
+} chunk;
+
+struct doc {
+    chunk *chunks;
+    doc_node *root;
+    char *source;
+};
+
+static void *arena(doc *d, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    chunk *c = d->chunks;
+    if (!c || c->cap - c->used < n) {
+        size_t cap = n > 8192 ? n : 8192;
+        c = malloc(sizeof *c + cap);
+        if (!c) return NULL;
+        c->next = d->chunks;
+        c->used = 0;
+        c->cap = cap;
+        d->chunks = c;
+    }
+    void *p = c->data + c->used;
+    c->used += n;
+    return p;
+}
+
+static char *arena_str(doc *d, const char *s, size_t n)
+{
+    char *p = arena(d, n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+static doc *doc_new(const char *source)
+{
+    doc *d = calloc(1, sizeof *d);
+    if (!d) return NULL;
+    size_t n = strlen(source ? source : "<input>");
+    d->source = malloc(n + 1);
+    if (!d->source) {
+        free(d);
+        return NULL;
+    }
+    memcpy(d->source, source ? source : "<input>", n + 1);
+    return d;
+}
+
+void doc_free(doc *d)
+{
+    if (!d) return;
+    for (chunk *c = d->chunks, *n; c; c = n) {
+        n = c->next;
+        free(c);
+    }
+    free(d->source);
+    free(d);
+}
+
+const doc_node *doc_root(const doc *d) { return d->root; }
+const char *doc_source(const doc *d) { return d->source; }
+
+/* Growable list of children while a collection is open. */
+typedef struct kids {
+    doc_node **v;
+    size_t n, cap;
+} kids;
+
+static int kids_push(kids *k, doc_node *n)
+{
+    if (k->n == k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 8;
+        doc_node **p = realloc(k->v, cap * sizeof *p);
+        if (!p) return -1;
+        k->v = p;
+        k->cap = cap;
+    }
+    k->v[k->n++] = n;
+    return 0;
+}
+
+typedef struct yctx {
+    yaml_parser_t p;
+    doc *d;
+    int first_line;
+    opm_error *err;
+} yctx;
+
+static int yerr_at(yctx *y, size_t line, size_t col, const char *what)
+{
+    opm_err(y->err, OPM_EINVAL, NULL, "%s:%zu:%zu: %s", y->d->source, line + (size_t)y->first_line,
+            col + 1, what);
+    return -1;
+}
+
+static int parse_err(yctx *y)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, "invalid YAML: %s%s%s", y->p.problem ? y->p.problem : "syntax error",
+             y->p.context ? " " : "", y->p.context ? y->p.context : "");
+    return yerr_at(y, y->p.problem_mark.line, y->p.problem_mark.column, msg);
+}
+
+static doc_node *node_new(yctx *y, doc_type t, const yaml_mark_t *m)
+{
+    doc_node *n = arena(y->d, sizeof *n);
+    if (!n) return NULL;
+    memset(n, 0, sizeof *n);
+    n->type = t;
+    n->line = (int)m->line + y->first_line;
+    n->col = (int)m->column + 1;
+    return n;
+}
+
+/* Builds the node that starts with event `ev` (already parsed). */
+static doc_node *build(yctx *y, yaml_event_t *ev, int depth)
+{
+    if (depth > MAX_DEPTH) {
+        yerr_at(y, ev->start_mark.line, ev->start_mark.column, "document nested too deeply");
+        return NULL;
+    }
+    if (ev->type == YAML_ALIAS_EVENT) {
+        yerr_at(y, ev->start_mark.line, ev->start_mark.column, "YAML aliases are not supported");
+        return NULL;
+    }
+    if (ev->type == YAML_SCALAR_EVENT) {
+        doc_node *n = node_new(y, DOC_SCALAR, &ev->start_mark);
+        if (!n || !(n->text = arena_str(y->d, (const char *)ev->data.scalar.value, ev->data.scalar.length))) {
+            opm_err(y->err, OPM_ENOMEM, NULL, "out of memory");
+            return NULL;
+        }
+        n->quoted = ev->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+                    ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ||
+                    ev->data.scalar.style == YAML_LITERAL_SCALAR_STYLE ||
+                    ev->data.scalar.style == YAML_FOLDED_SCALAR_STYLE;
+        return n;
+    }
+    int is_map = ev->type == YAML_MAPPING_START_EVENT;
+    if (!is_map && ev->type != YAML_SEQUENCE_START_EVENT) {
+        yerr_at(y, ev->start_mark.line, ev->start_mark.column, "unexpected YAML event");
+        return NULL;
+    }
+    doc_node *n = node_new(y, is_map ? DOC_MAP : DOC_SEQ, &ev->start_mark);
+    if (!n) {
+        opm_err(y->err, OPM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    kids k = {0};
+    for (;;) {
+        yaml_event_t e;
+        if (!yaml_parser_parse(&y->p, &e)) {
+            parse_err(y);
+            goto fail;
+        }
+        if (e.type == YAML_MAPPING_END_EVENT || e.type == YAML_SEQUENCE_END_EVENT) {
+            yaml_event_delete(&e);
+            break;
+        }
+        doc_node *c = build(y, &e, depth + 1);
+        if (c && is_map && k.n % 2 == 0 && c->type != DOC_SCALAR) {
+            yerr_at(y, e.start_mark.line, e.start_mark.column, "mapping keys must be plain scalars");
+            c = NULL;
+        }
+        yaml_event_delete(&e);
+        if (!c) goto fail;
+        if (is_map && k.n % 2 == 0) {
+            for (size_t i = 0; i < k.n; i += 2)
+                if (strcmp(k.v[i]->text, c->text) == 0) {
+                    char msg[160];
+                    snprintf(msg, sizeof msg, "%s: duplicate key", c->text);
+                    yerr_at(y, (size_t)(c->line - y->first_line), (size_t)(c->col - 1), msg);
+                    goto fail;
+                }
+        }
+        if (kids_push(&k, c)) {
+            opm_err(y->err, OPM_ENOMEM, NULL, "out of memory");
+            goto fail;
+        }
+    }
+    n->n = is_map ? k.n / 2 : k.n;
+    n->kids = arena(y->d, (k.n ? k.n : 1) * sizeof *n->kids);
+    if (!n->kids) {
+        opm_err(y->err, OPM_ENOMEM, NULL, "out of memory");
+        goto fail;
+    }
+    if (k.n) memcpy(n->kids, k.v, k.n * sizeof *k.v);
+    free(k.v);
+    return n;
+fail:
+    free(k.v);
+    return NULL;
+}
+
+doc *doc_parse_yaml(const char *text, size_t len, const char *source, int first_line, opm_error *err)
+{
+    yctx y = {.first_line = first_line > 0 ? first_line : 1, .err = err};
+    y.first_line -= 0;
+    if (!(y.d = doc_new(source))) {
+        opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    /* libyaml marks are 0-based; first_line is the 1-based line of text[0]. */
+    yaml_parser_initialize(&y.p);
+    yaml_parser_set_input_string(&y.p, (const unsigned char *)text, len);
+    yaml_event_t e;
+    int state = 0; /* 0 before stream, 1 in stream, 2 got doc */
+    for (;;) {
+        if (!yaml_parser_parse(&y.p, &e)) {
+            parse_err(&y);
+            goto fail;
+        }
+        yaml_event_type_t t = e.type;
+        if (t == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&e);
+            break;
+        }
+        if (t == YAML_DOCUMENT_START_EVENT || t == YAML_STREAM_START_EVENT || t == YAML_DOCUMENT_END_EVENT) {
+            if (t == YAML_DOCUMENT_START_EVENT && y.d->root) {
+                yerr_at(&y, e.start_mark.line, e.start_mark.column,
+                        "expected one document, found a second");
+                yaml_event_delete(&e);
+                goto fail;
+            }
+            yaml_event_delete(&e);
+            continue;
+        }
+        doc_node *n = build(&y, &e, 0);
+        yaml_event_delete(&e);
+        if (!n) goto fail;
+        y.d->root = n;
+        state = 2;
+    }
+    (void)state;
+    yaml_parser_delete(&y.p);
+    if (!y.d->root) {
+        opm_err(err, OPM_EINVAL, NULL, "%s:%d:1: expected a document, got empty input", y.d->source,
+                y.first_line);
+        doc_free(y.d);
+        return NULL;
+    }
+    return y.d;
+fail:
+    yaml_parser_delete(&y.p);
+    doc_free(y.d);
+    return NULL;
+}
+
+/* ---- JSON through jansson ---- */
+
+static doc_node *from_json(doc *d, json_t *j, int line, int depth)
+{
+    if (depth > MAX_DEPTH) return NULL;
+    doc_node *n = arena(d, sizeof *n);
+    if (!n) return NULL;
+    memset(n, 0, sizeof *n);
+    n->line = line;
+    char buf[40];
+    switch (json_typeof(j)) {
+    case JSON_OBJECT: {
+        n->type = DOC_MAP;
+        n->n = json_object_size(j);
+        n->kids = arena(d, (2 * n->n + 1) * sizeof *n->kids);
+        if (!n->kids) return NULL;
+        size_t i = 0;
+        const char *key;
+        json_t *v;
+        json_object_foreach(j, key, v) {
+            doc_node *k = arena(d, sizeof *k);
+            if (!k) return NULL;
+            memset(k, 0, sizeof *k);
+            k->type = DOC_SCALAR;
+            k->line = line;
+            k->quoted = 1;
+            if (!(k->text = arena_str(d, key, strlen(key)))) return NULL;
+            n->kids[i++] = k;
+            if (!(n->kids[i++] = from_json(d, v, line, depth + 1))) return NULL;
+        }
+        return n;
+    }
+    case JSON_ARRAY: {
+        n->type = DOC_SEQ;
+        n->n = json_array_size(j);
+        n->kids = arena(d, (n->n + 1) * sizeof *n->kids);
+        if (!n->kids) return NULL;
+        for (size_t i = 0; i < n->n; i++)
+            if (!(n->kids[i] = from_json(d, json_array_get(j, i), line, depth + 1))) return NULL;
+        return n;
+    }
+    case JSON_STRING:
+        n->type = DOC_SCALAR;
+        n->quoted = 1;
+        n->text = arena_str(d, json_string_value(j), json_string_length(j));
+        return n->text ? n : NULL;
+    case JSON_INTEGER:
+        snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+        break;
+    case JSON_REAL:
+        snprintf(buf, sizeof buf, "%.17g", json_real_value(j));
+        break;
+    case JSON_TRUE: strcpy(buf, "true"); break;
+    case JSON_FALSE: strcpy(buf, "false"); break;
+    default: strcpy(buf, "null"); break;
+    }
+    n->type = DOC_SCALAR;
+    n->text = arena_str(d, buf, strlen(buf));
+    return n->text ? n : NULL;
+}
+
+doc *doc_parse_json(const char *text, size_t len, const char *source, int first_line, opm_error *err)
+{
+    doc *d = doc_new(source);
+    if (!d) {
+        opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    json_error_t je;
+    json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!j) {
+        opm_err(err, OPM_EINVAL, NULL, "%s:%d:%d: invalid JSON: %s", d->source,
+                je.line > 0 ? je.line + first_line - 1 : first_line, je.column > 0 ? je.column : 1,
+                je.text);
+        doc_free(d);
+        return NULL;
+    }
+    d->root = from_json(d, j, first_line, 0);
+    json_decref(j);
+    if (!d->root) {
+        opm_err(err, OPM_EINVAL, NULL, "%s:%d:1: JSON nested too deeply or out of memory", d->source,
+                first_line);
+        doc_free(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* ---- lookup and scalars ---- */
+
+const doc_node *doc_get(const doc_node *map, const char *key)
+{
+    if (!map || map->type != DOC_MAP) return NULL;
+    for (size_t i = 0; i < map->n; i++)
+        if (strcmp(map->kids[2 * i]->text, key) == 0) return map->kids[2 * i + 1];
+    return NULL;
+}
+
+/* Walks as far as the path goes; *complete tells whether it went all the way. */
+static const doc_node *walk(const doc_node *n, const char *path, int *complete)
+{
+    const doc_node *last = n;
+    *complete = 0;
+    while (*path && n) {
+        if (*path == '.') path++;
+        if (*path == '[') {
+            char *end;
+            unsigned long idx = strtoul(path + 1, &end, 10);
+            if (*end != ']' || n->type != DOC_SEQ || idx >= n->n) return last;
+            n = n->kids[idx];
+            path = end + 1;
+        } else {
+            size_t len = strcspn(path, ".[");
+            char key[OPM_ERROR_FIELD_MAX];
+            if (len >= sizeof key) return last;
+            memcpy(key, path, len);
+            key[len] = '\0';
+            const doc_node *v = doc_get(n, key);
+            if (!v) return last;
+            n = v;
+            path += len;
+        }
+        last = n;
+    }
+    *complete = !*path;
+    return last;
+}
+
+const doc_node *doc_find(const doc_node *root, const char *path)
+{
+    int complete;
+    const doc_node *n = walk(root, path, &complete);
+    return complete ? n : NULL;
+}
+
+void doc_error_at(const doc *d, const doc_node *node, opm_error *err)
+{
+    if (!err) return;
+    char pre[600];
+    if (node && node->col > 0)
+        snprintf(pre, sizeof pre, "%s:%d:%d", d->source, node->line, node->col);
+    else
+        snprintf(pre, sizeof pre, "%s:%d", d->source, node ? node->line : 1);
+    opm_err_prefix(err, pre);
+}
+
+void doc_locate_error(const doc *d, opm_error *err)
+{
+    if (!err) return;
+    const doc_node *n = d->root;
+    if (err->field[0]) {
+        int complete;
+        n = walk(d->root, err->field, &complete);
+        /* Short forms keep attributes at the top level. */
+        if (!complete && strncmp(err->field, "attrs.", 6) == 0) {
+            const doc_node *alt = walk(d->root, err->field + 6, &complete);
+            if (complete) n = alt;
+        }
+    }
+    doc_error_at(d, n, err);
+}
+
+int doc_is_null(const doc_node *n)
+{
+    return n->type == DOC_SCALAR && !n->quoted &&
+           (!*n->text || !strcmp(n->text, "null") || !strcmp(n->text, "~") || !strcmp(n->text, "Null") ||
+            !strcmp(n->text, "NULL"));
+}
+
+int doc_int(const doc_node *n, int64_t *out)
+{
+    if (n->type != DOC_SCALAR || n->quoted || !*n->text) return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(n->text, &end, 10);
+    if (*end == '\0' && errno == 0) {
+        *out = v;
+        return 0;
+    }
+    /* 1e6 is an integer too when it is exactly one. */
+    double dv;
+    if (doc_double(n, &dv) == 0 && dv == floor(dv) && fabs(dv) < 9.2e18) {
+        *out = (int64_t)dv;
+        return 0;
+    }
+    return -1;
+}
+
+int doc_double(const doc_node *n, double *out)
+{
+    if (n->type != DOC_SCALAR || n->quoted || !*n->text) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(n->text, &end);
+    if (*end != '\0' || errno == ERANGE || !isfinite(v)) return -1;
+    *out = v;
+    return 0;
+}
+
+int doc_bool(const doc_node *n, int *out)
+{
+    if (n->type != DOC_SCALAR || n->quoted) return -1;
+    const char *t = n->text;
+    if (!strcmp(t, "true") || !strcmp(t, "True") || !strcmp(t, "TRUE")) { *out = 1; return 0; }
+    if (!strcmp(t, "false") || !strcmp(t, "False") || !strcmp(t, "FALSE")) { *out = 0; return 0; }
+    return -1;
+}
+
+void doc_describe(const doc_node *n, char *buf, size_t cap)
+{
+    if (n->type == DOC_MAP) snprintf(buf, cap, "a mapping");
+    else if (n->type == DOC_SEQ) snprintf(buf, cap, "a list");
+    else if (doc_is_null(n)) snprintf(buf, cap, "nothing");
+    else snprintf(buf, cap, "'%.60s'", n->text);
+}
+
+/* ---- building ---- */
+
+doc *doc_new_empty(const char *source) { return doc_new(source); }
+void doc_set_root(doc *d, doc_node *root) { d->root = root; }
+
+doc_node *doc_new_scalar(doc *d, const char *text, int quoted)
+{
+    doc_node *n = arena(d, sizeof *n);
+    if (!n) return NULL;
+    memset(n, 0, sizeof *n);
+    n->type = DOC_SCALAR;
+    n->quoted = quoted;
+    n->text = arena_str(d, text, strlen(text));
+    return n->text ? n : NULL;
+}
+
+doc_node *doc_new_collection(doc *d, doc_type type)
+{
+    doc_node *n = arena(d, sizeof *n);
+    if (!n) return NULL;
+    memset(n, 0, sizeof *n);
+    n->type = type;
+    return n;
+}
+
+/* Capacity is kept implicit: kids arrays grow at powers of two. */
+static size_t cap_for(size_t n)
+{
+    size_t c = 4;
+    while (c < n) c *= 2;
+    return c;
+}
+
+int doc_append(doc *d, doc_node *coll, const char *key, doc_node *value)
+{
+    if (!value) return -1;
+    size_t per = coll->type == DOC_MAP ? 2 : 1, used = coll->n * per;
+    if (used == 0 || used + per > cap_for(used)) {
+        size_t cap = cap_for(used + per);
+        doc_node **k = arena(d, cap * sizeof *k);
+        if (!k) return -1;
+        if (used) memcpy(k, coll->kids, used * sizeof *k);
+        coll->kids = k;
+    }
+    if (coll->type == DOC_MAP) {
+        doc_node *kn = doc_new_scalar(d, key, 0);
+        if (!kn) return -1;
+        coll->kids[used] = kn;
+        coll->kids[used + 1] = value;
+    } else {
+        coll->kids[used] = value;
+    }
+    coll->n++;
+    return 0;
+}

@@ -1,0 +1,249 @@
+/* emit.c — text out: a growable string buffer, shortest round-trip number
+ * formatting, and emitters of document trees as JSON and YAML (libyaml's
+ * emitter).  Jansson is used to read JSON; it is not used to write because
+ * it cannot print the shortest form of a double (0.7e-12 comes out as
+ * 6.9999999999999996e-13) and because the batch path writes straight into
+ * a buffer without building objects. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+#include "../core/internal.h"
+#include "io_internal.h"
+
+static int grow(strbuf *b, size_t extra)
+{
+    if (b->oom) return -1;
+    if (b->n + extra + 1 <= b->cap) return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + extra + 1) cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->oom = 1;
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+void sb_putn(strbuf *b, const char *s, size_t n)
+{
+    if (grow(b, n)) return;
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+void sb_puts(strbuf *b, const char *s) { sb_putn(b, s, strlen(s)); }
+
+void sb_putc(strbuf *b, char c)
+{
+    if (grow(b, 1)) return;
+    b->p[b->n++] = c;
+    b->p[b->n] = '\0';
+}
+
+void sb_printf(strbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char tmp[256];
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n < sizeof tmp) {
+        sb_putn(b, tmp, (size_t)n);
+        return;
+    }
+    if (grow(b, (size_t)n)) return;
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+void opm_format_double(double v, char *buf, size_t cap)
+{
+    if (v == 0) {
+        snprintf(buf, cap, "0");
+        return;
+    }
+    /* Integers below 2^53 print without exponent or fraction. */
+    if (v == (double)(int64_t)v && v < 9007199254740992.0 && v > -9007199254740992.0 &&
+        (v >= 1e-3 || v <= -1e-3) && (v < 1e15 && v > -1e15)) {
+        snprintf(buf, cap, "%" PRId64, (int64_t)v);
+        return;
+    }
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+void sb_double(strbuf *b, double v)
+{
+    char buf[40];
+    opm_format_double(v, buf, sizeof buf);
+    sb_puts(b, buf);
+}
+
+void sb_u64(strbuf *b, uint64_t v)
+{
+    char buf[24];
+    int i = (int)sizeof buf;
+    buf[--i] = '\0';
+    do {
+        buf[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    sb_putn(b, buf + i, sizeof buf - 1 - (size_t)i);
+}
+
+void sb_json_string(strbuf *b, const char *s)
+{
+    sb_putc(b, '"');
+    const char *run = s;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        sb_putn(b, run, (size_t)(s - run));
+        switch (c) {
+        case '"': sb_puts(b, "\\\""); break;
+        case '\\': sb_puts(b, "\\\\"); break;
+        case '\n': sb_puts(b, "\\n"); break;
+        case '\t': sb_puts(b, "\\t"); break;
+        case '\r': sb_puts(b, "\\r"); break;
+        default: sb_printf(b, "\\u%04x", c); break;
+        }
+        run = s + 1;
+    }
+    sb_putn(b, run, (size_t)(s - run));
+    sb_putc(b, '"');
+}
+
+int doc_emit_json(const doc_node *n, strbuf *b)
+{
+    switch (n->type) {
+    case DOC_SCALAR:
+        if (n->quoted) sb_json_string(b, n->text);
+        else sb_puts(b, n->text);
+        break;
+    case DOC_SEQ:
+        sb_putc(b, '[');
+        for (size_t i = 0; i < n->n; i++) {
+            if (i) sb_puts(b, ", ");
+            doc_emit_json(n->kids[i], b);
+        }
+        sb_putc(b, ']');
+        break;
+    case DOC_MAP:
+        sb_putc(b, '{');
+        for (size_t i = 0; i < n->n; i++) {
+            if (i) sb_puts(b, ", ");
+            sb_json_string(b, n->kids[2 * i]->text);
+            sb_puts(b, ": ");
+            doc_emit_json(n->kids[2 * i + 1], b);
+        }
+        sb_putc(b, '}');
+        break;
+    }
+    return b->oom ? -1 : 0;
+}
+
+static int yaml_out(void *data, unsigned char *buffer, size_t size)
+{
+    strbuf *b = data;
+    sb_putn(b, (const char *)buffer, size);
+    return !b->oom;
+}
+
+static int all_scalars(const doc_node *n)
+{
+    size_t count = n->type == DOC_MAP ? 2 * n->n : n->n;
+    for (size_t i = 0; i < count; i++)
+        if (n->kids[i]->type != DOC_SCALAR) return 0;
+    return 1;
+}
+
+static int emit_node(yaml_emitter_t *e, const doc_node *n, int depth)
+{
+    yaml_event_t ev;
+    int ok;
+    if (n->type == DOC_SCALAR) {
+        /* Unquoted scalars are numbers, booleans and bare words; strings
+         * that would read back as something else get quotes. */
+        ok = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)n->text, (int)strlen(n->text), 1, 1,
+                                          n->quoted ? YAML_ANY_SCALAR_STYLE : YAML_PLAIN_SCALAR_STYLE);
+        if (ok && n->quoted) {
+            char *end;
+            strtod(n->text, &end);
+            int numeric = *n->text && !*end;
+            if (numeric || !*n->text || !strcmp(n->text, "true") || !strcmp(n->text, "false") ||
+                !strcmp(n->text, "null"))
+                ev.data.scalar.style = YAML_DOUBLE_QUOTED_SCALAR_STYLE, ev.data.scalar.plain_implicit = 0;
+        }
+        return ok && yaml_emitter_emit(e, &ev);
+    }
+    int flow = depth > 0 && all_scalars(n) && n->n <= 12;
+    if (n->type == DOC_SEQ) {
+        ok = yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
+                                                  flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE);
+        if (!ok || !yaml_emitter_emit(e, &ev)) return 0;
+        for (size_t i = 0; i < n->n; i++)
+            if (!emit_node(e, n->kids[i], depth + 1)) return 0;
+        return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
+    }
+    ok = yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+                                             flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE);
+    if (!ok || !yaml_emitter_emit(e, &ev)) return 0;
+    for (size_t i = 0; i < 2 * n->n; i++)
+        if (!emit_node(e, n->kids[i], depth + 1)) return 0;
+    return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
+}
+
+int doc_emit_yaml(const doc_node *n, strbuf *b)
+{
+    yaml_emitter_t e;
+    yaml_event_t ev;
+    if (!yaml_emitter_initialize(&e)) return -1;
+    yaml_emitter_set_output(&e, yaml_out, b);
+    yaml_emitter_set_width(&e, 120);
+    yaml_emitter_set_unicode(&e, 1);
+    int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev) &&
+             yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1) && yaml_emitter_emit(&e, &ev) &&
+             emit_node(&e, n, 0) && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev) &&
+             yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev);
+    yaml_emitter_delete(&e);
+    return ok && !b->oom ? 0 : -1;
+}
+
+char *opm_read_file(const char *path, size_t *len, opm_error *err)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f) {
+        opm_err(err, OPM_EIO, NULL, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    strbuf b = {0};
+    char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) sb_putn(&b, tmp, n);
+    int bad = ferror(f);
+    if (f != stdin) fclose(f);
+    if (bad || b.oom) {
+        free(b.p);
+        opm_err(err, bad ? OPM_EIO : OPM_ENOMEM, NULL, "%s: %s", path, bad ? "read error" : "out of memory");
+        return NULL;
+    }
+    if (!b.p) sb_putn(&b, "", 0);
+    if (!b.p) {
+        opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    *len = b.n;
+    return b.p;
+}

@@ -1,0 +1,43 @@
+/* io_internal.h — what the io files share: file reading, the text builder,
+ * emitters of document trees, and the doc-level parsers. */
+#ifndef OPM_IO_INTERNAL_H
+#define OPM_IO_INTERNAL_H
+
+#include <stddef.h>
+#include "opmodel/opmodel.h"
+#include "doc.h"
+
+/* Whole file ("-" = stdin) into a NUL-terminated malloc'ed buffer. */
+char *opm_read_file(const char *path, size_t *len, opm_error *err);
+
+typedef struct strbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} strbuf;
+
+void sb_putn(strbuf *b, const char *s, size_t n);
+void sb_puts(strbuf *b, const char *s);
+void sb_putc(strbuf *b, char c);
+void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Shortest decimal text that reads back as exactly v. */
+void sb_double(strbuf *b, double v);
+void sb_u64(strbuf *b, uint64_t v);
+/* A JSON string literal, escaped. */
+void sb_json_string(strbuf *b, const char *s);
+/* Shortest round-trip text of v into buf (at least 32 bytes). */
+void opm_format_double(double v, char *buf, size_t cap);
+
+/* Tree emitters; 0 or -1 (out of memory / emitter failure). */
+int doc_emit_json(const doc_node *n, strbuf *b);
+int doc_emit_yaml(const doc_node *n, strbuf *b);
+
+opm_op *opm_op_from_doc(const doc *d, opm_error *err);
+opm_format opm_guess_format(const char *text, size_t len);
+opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err);
+/* Builds the tree an op is written as. */
+doc *opm_op_to_doc(const opm_op *op, opm_error *err);
+/* Writes a prediction as one JSON line into b (no newline). */
+void opm_profile_write_json(const opm_profile *p, strbuf *b);
+
+#endif

@@ -1,0 +1,157 @@
+/* op_emit.c — an operation written back out in its full form (what
+ * `opmodel expand` prints), and a prediction as one JSON line (contract §3). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/internal.h"
+#include "io_internal.h"
+
+static doc_node *num_node(doc *d, double v)
+{
+    char buf[40];
+    opm_format_double(v, buf, sizeof buf);
+    return doc_new_scalar(d, buf, 0);
+}
+
+static doc_node *int_node(doc *d, int64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    return doc_new_scalar(d, buf, 0);
+}
+
+doc *opm_op_to_doc(const opm_op *op, opm_error *err)
+{
+    doc *d = doc_new_empty("<op>");
+    if (!d) goto oom;
+    doc_node *root = doc_new_collection(d, DOC_MAP);
+    doc_node *tensors = doc_new_collection(d, DOC_SEQ);
+    if (!root || !tensors) goto oom;
+    doc_set_root(d, root);
+    int bad = doc_append(d, root, "name", doc_new_scalar(d, opm_op_name(op), 1)) ||
+              doc_append(d, root, "kind", doc_new_scalar(d, opm_kind_name(opm_op_kind(op)), 0)) ||
+              doc_append(d, root, "phase", doc_new_scalar(d, opm_phase_name(opm_op_phase(op)), 0)) ||
+              doc_append(d, root, "tensors", tensors);
+    for (size_t i = 0; !bad && i < opm_op_tensor_count(op); i++) {
+        const opm_tensor *t = opm_op_tensor(op, i);
+        doc_node *tn = doc_new_collection(d, DOC_MAP), *shape = doc_new_collection(d, DOC_SEQ);
+        if (!tn || !shape) goto oom;
+        for (int k = 0; !bad && k < t->rank; k++) bad = doc_append(d, shape, NULL, int_node(d, t->shape[k]));
+        bad = bad || doc_append(d, tn, "role", doc_new_scalar(d, opm_role_name(t->role), 0)) ||
+              doc_append(d, tn, "shape", shape) ||
+              doc_append(d, tn, "dtype", doc_new_scalar(d, opm_dtype_name(t->dtype), 0)) ||
+              (t->layout[0] && doc_append(d, tn, "layout", doc_new_scalar(d, t->layout, 1))) ||
+              doc_append(d, tensors, NULL, tn);
+    }
+    if (!bad && opm_op_attr_count(op)) {
+        doc_node *attrs = doc_new_collection(d, DOC_MAP);
+        bad = !attrs || doc_append(d, root, "attrs", attrs);
+        for (size_t i = 0; !bad && i < opm_op_attr_count(op); i++) {
+            const char *key = opm_op_attr_key(op, i);
+            doc_node *v = NULL;
+            switch (opm_op_attr_type(op, i)) {
+            case OPM_ATTR_BOOL: v = doc_new_scalar(d, opm_op_get_bool(op, key, 0) ? "true" : "false", 0); break;
+            case OPM_ATTR_INT: v = int_node(d, opm_op_get_int(op, key, 0)); break;
+            case OPM_ATTR_DOUBLE: v = num_node(d, opm_op_get_double(op, key, 0)); break;
+            case OPM_ATTR_STRING: v = doc_new_scalar(d, opm_op_get_string(op, key, ""), 1); break;
+            case OPM_ATTR_INTS: {
+                const int64_t *vals;
+                size_t n = opm_op_get_ints(op, key, &vals);
+                v = doc_new_collection(d, DOC_SEQ);
+                for (size_t k = 0; v && k < n; k++)
+                    if (doc_append(d, v, NULL, int_node(d, vals[k]))) v = NULL;
+                break;
+            }
+            }
+            bad = doc_append(d, attrs, key, v);
+        }
+    }
+    if (bad) goto oom;
+    return d;
+oom:
+    doc_free(d);
+    opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    return NULL;
+}
+
+char *opm_op_to_text(const opm_op *op, opm_format format, opm_error *err)
+{
+    doc *d = opm_op_to_doc(op, err);
+    if (!d) return NULL;
+    strbuf b = {0};
+    int rc = format == OPM_FORMAT_JSON ? doc_emit_json(doc_root(d), &b) : doc_emit_yaml(doc_root(d), &b);
+    doc_free(d);
+    if (rc || b.oom) {
+        free(b.p);
+        opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    return b.p;
+}
+
+void opm_profile_write_json(const opm_profile *p, strbuf *b)
+{
+    sb_puts(b, "{\"name\": ");
+    sb_json_string(b, p->name ? p->name : "");
+    sb_printf(b, ", \"kind\": \"%s\", \"phase\": \"%s\", \"model\": ", opm_kind_name(p->kind),
+              opm_phase_name(p->phase));
+    sb_json_string(b, p->model ? p->model : "");
+    sb_puts(b, ", \"hardware\": ");
+    sb_json_string(b, p->hardware ? p->hardware : "");
+    sb_puts(b, ", \"latency_s\": ");
+    sb_double(b, p->latency_s);
+    sb_puts(b, ", \"flops\": ");
+    sb_u64(b, p->flops);
+    sb_printf(b, ", \"engine\": \"%s\", \"bound\": \"%s\", \"arithmetic_intensity\": ",
+              opm_engine_name(p->engine), opm_bound_name(p->bound));
+    sb_double(b, p->arithmetic_intensity);
+    sb_puts(b, ", \"memory_access\": {");
+    for (size_t i = 0; i < p->level_count; i++) {
+        sb_printf(b, "%s\"%s\": {\"read_bytes\": ", i ? ", " : "", p->levels[i].name);
+        sb_u64(b, p->levels[i].read_bytes);
+        sb_puts(b, ", \"write_bytes\": ");
+        sb_u64(b, p->levels[i].write_bytes);
+        sb_putc(b, '}');
+    }
+    sb_puts(b, "}, \"footprint\": {\"input_bytes\": ");
+    sb_u64(b, p->input_bytes);
+    sb_puts(b, ", \"weight_bytes\": ");
+    sb_u64(b, p->weight_bytes);
+    sb_puts(b, ", \"output_bytes\": ");
+    sb_u64(b, p->output_bytes);
+    sb_puts(b, ", \"workspace_bytes\": ");
+    sb_u64(b, p->workspace_bytes);
+    sb_puts(b, "}, \"energy_j\": ");
+    sb_double(b, p->energy_j);
+    sb_puts(b, ", \"energy_breakdown\": {\"compute_j\": ");
+    sb_double(b, p->compute_energy_j);
+    for (size_t i = 0; i < p->level_count; i++) {
+        sb_printf(b, ", \"%s_j\": ", p->levels[i].name);
+        sb_double(b, p->levels[i].energy_j);
+    }
+    sb_puts(b, ", \"static_j\": ");
+    sb_double(b, p->static_energy_j);
+    sb_puts(b, "}, \"diagnostics\": {");
+    for (size_t i = 0; i < p->diag_count; i++) {
+        const opm_diag *dg = &p->diags[i];
+        if (i) sb_puts(b, ", ");
+        sb_json_string(b, dg->key);
+        sb_puts(b, ": ");
+        if (dg->is_text) sb_json_string(b, dg->text);
+        else sb_double(b, dg->number);
+    }
+    sb_puts(b, "}}");
+}
+
+char *opm_profile_to_json(const opm_profile *p, opm_error *err)
+{
+    strbuf b = {0};
+    opm_profile_write_json(p, &b);
+    if (b.oom) {
+        free(b.p);
+        opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    return b.p;
+}

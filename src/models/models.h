@@ -1,0 +1,10 @@
+/* models.h — the predict entries of the built-in models. */
+#ifndef OPM_MODELS_H
+#define OPM_MODELS_H
+
+#include <stddef.h>
+#include "opmodel/opmodel.h"
+
+int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err);
+
+#endif

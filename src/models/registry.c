@@ -1,0 +1,34 @@
+/* registry.c — the table of models, addressed by name.  Static and
+ * immutable: nothing here changes at run time. */
+#include <string.h>
+#include "../core/internal.h"
+#include "models.h"
+
+static const opm_model models[] = {
+    {"roofline", "max over engines and memory levels of work / (peak × utilization), plus fixed overhead",
+     opm_roofline_predict},
+};
+
+size_t opm_model_count(void) { return sizeof models / sizeof models[0]; }
+const opm_model *opm_model_at(size_t i) { return i < opm_model_count() ? &models[i] : NULL; }
+
+const opm_model *opm_model_find(const char *name)
+{
+    for (size_t i = 0; i < opm_model_count(); i++)
+        if (strcmp(models[i].name, name) == 0) return &models[i];
+    return NULL;
+}
+
+int opm_predict(const char *model, const opm_op *op, const opm_hardware *hw, opm_profile *out, opm_error *err)
+{
+    const opm_model *m = opm_model_find(model);
+    if (!m) return opm_err(err, OPM_ENOTFOUND, "model", "no model named '%s' (see `opmodel models`)", model);
+    return m->predict(op, hw, out, err);
+}
+
+const opm_diag *opm_profile_diag(const opm_profile *p, const char *key)
+{
+    for (size_t i = 0; i < p->diag_count; i++)
+        if (strcmp(p->diags[i].key, key) == 0) return &p->diags[i];
+    return NULL;
+}

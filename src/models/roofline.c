@@ -1,0 +1,115 @@
+/* roofline.c — the roofline model: an op takes as long as its slowest
+ * resource, each engine at its dense peak × utilization and each memory
+ * level at its bandwidth × utilization, plus a fixed per-op overhead; energy
+ * is FLOPs × J/FLOP + bytes × J/byte per level + static power × latency.
+ * Every level sees each tensor once (no reuse, no re-reads). */
+#include <stddef.h>
+#include <string.h>
+#include "../core/internal.h"
+#include "models.h"
+
+static void diag_num(opm_profile *p, const char *key, double v)
+{
+    if (p->diag_count >= OPM_MAX_DIAGS) return;
+    opm_diag *d = &p->diags[p->diag_count++];
+    opm_strlcpy(d->key, key, sizeof d->key);
+    d->is_text = 0;
+    d->number = v;
+    d->text[0] = '\0';
+}
+
+static void diag_text(opm_profile *p, const char *key, const char *v)
+{
+    if (p->diag_count >= OPM_MAX_DIAGS) return;
+    opm_diag *d = &p->diags[p->diag_count++];
+    opm_strlcpy(d->key, key, sizeof d->key);
+    d->is_text = 1;
+    d->number = 0;
+    opm_strlcpy(d->text, v, sizeof d->text);
+}
+
+int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)
+{
+    opm_counts c;
+    int rc = opm_op_count(op, &c, err);
+    if (rc) return rc;
+    memset(p, 0, offsetof(opm_profile, diags));
+    p->name = opm_op_name(op);
+    p->kind = opm_op_kind(op);
+    p->phase = opm_op_phase(op);
+    p->model = "roofline";
+    p->hardware = opm_hardware_name(hw);
+    p->matrix_flops = c.matrix_flops;
+    p->vector_flops = c.vector_flops;
+    p->flops = c.matrix_flops + c.vector_flops;
+    if (p->flops < c.matrix_flops) return opm_err(err, OPM_EOVERFLOW, NULL, "FLOP count overflows 64 bits");
+    p->input_bytes = c.input_bytes;
+    p->weight_bytes = c.weight_bytes;
+    p->output_bytes = c.output_bytes;
+    p->workspace_bytes = c.workspace_bytes;
+
+    /* A matrix op runs on the tensor engine when it has the dtype; anything
+     * else runs on the vector units, which compute narrow types in fp32
+     * when no narrower peak is listed. */
+    opm_dtype dt = c.compute_dtype;
+    double tpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_TENSOR, dt);
+    int on_tensor = c.matrix_flops > 0 && tpeak > 0;
+    double vflops = (double)c.vector_flops + (on_tensor ? 0 : (double)c.matrix_flops);
+    opm_dtype vdt = dt;
+    double vpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, dt);
+    if (vpeak <= 0) {
+        vdt = OPM_FP32;
+        vpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+    }
+    if (vflops > 0 && vpeak <= 0)
+        return opm_err(err, OPM_EUNSUPPORTED, "hardware",
+                       "%s lists no vector peak for %s or fp32, needed for %.0f vector FLOPs",
+                       opm_hardware_name(hw), opm_dtype_name(dt), vflops);
+    double t_tensor = on_tensor ? (double)c.matrix_flops / (tpeak * opm_hardware_utilization(hw, OPM_ENGINE_TENSOR)) : 0;
+    double t_vector = vflops > 0 ? vflops / (vpeak * opm_hardware_utilization(hw, OPM_ENGINE_VECTOR)) : 0;
+    p->engine = on_tensor ? OPM_ENGINE_TENSOR : p->flops ? OPM_ENGINE_VECTOR : OPM_ENGINE_NONE;
+    p->compute_time_s = t_tensor > t_vector ? t_tensor : t_vector;
+    p->compute_energy_j = (on_tensor ? (double)c.matrix_flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt) : 0) +
+                          vflops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, vdt);
+
+    double t_mem = 0, hbm_bytes = 0, hbm_bw = 0;
+    const char *limiting = "hbm";
+    size_t nl = opm_hardware_level_count(hw);
+    for (size_t i = 0; i < nl; i++) {
+        const opm_memory_level *l = opm_hardware_level(hw, i);
+        if (strcmp(l->name, "register") == 0) continue;
+        opm_level_access *a = &p->levels[p->level_count++];
+        memcpy(a->name, l->name, sizeof a->name);
+        a->read_bytes = c.read_bytes;
+        a->write_bytes = c.write_bytes;
+        double bytes = (double)c.read_bytes + (double)c.write_bytes;
+        a->energy_j = bytes * l->energy_j_per_byte;
+        a->time_s = l->bandwidth_bytes_per_s > 0 ? bytes / (l->bandwidth_bytes_per_s * l->utilization) : 0;
+        if (a->time_s > t_mem) {
+            t_mem = a->time_s;
+            limiting = l->name;
+        }
+        if (strcmp(l->name, "hbm") == 0) {
+            hbm_bytes = bytes;
+            hbm_bw = l->bandwidth_bytes_per_s;
+        }
+    }
+    p->overhead_s = opm_hardware_fixed_overhead_cycles(hw) / opm_hardware_clock_hz(hw);
+    double body = p->compute_time_s > t_mem ? p->compute_time_s : t_mem;
+    p->latency_s = body + p->overhead_s;
+    p->bound = p->overhead_s > body ? OPM_BOUND_OVERHEAD
+             : p->compute_time_s >= t_mem && p->flops ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
+    p->arithmetic_intensity = hbm_bytes > 0 ? (double)p->flops / hbm_bytes : 0;
+    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
+    p->energy_j = p->compute_energy_j + p->static_energy_j;
+    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+
+    double peak = on_tensor ? tpeak : vpeak;
+    if (p->bound == OPM_BOUND_MEMORY) diag_text(p, "limiting_level", limiting);
+    diag_num(p, "compute_time_s", p->compute_time_s);
+    diag_num(p, "memory_time_s", t_mem);
+    diag_num(p, "overhead_s", p->overhead_s);
+    diag_num(p, "peak_flops_per_s", peak);
+    if (hbm_bw > 0) diag_num(p, "knee_flops_per_byte", peak / hbm_bw);
+    return 0;
+}

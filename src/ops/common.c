@@ -1,0 +1,182 @@
+/* common.c — the kind registry and the helpers kind files share: tensor
+ * lookup with errors, shape checks, short-form key reading, broadcasting. */
+#include <stdio.h>
+#include <string.h>
+#include "kind.h"
+
+static const opm_kind_def *const kinds[OPM_KIND_COUNT] = {
+    [OPM_KIND_GEMM] = &opm_kind_gemm,
+    [OPM_KIND_BATCHED_GEMM] = &opm_kind_batched_gemm,
+    [OPM_KIND_ATTENTION_PREFILL] = &opm_kind_attention_prefill,
+    [OPM_KIND_ATTENTION_DECODE] = &opm_kind_attention_decode,
+    [OPM_KIND_SOFTMAX] = &opm_kind_softmax,
+    [OPM_KIND_LAYERNORM] = &opm_kind_layernorm,
+    [OPM_KIND_RMSNORM] = &opm_kind_rmsnorm,
+    [OPM_KIND_ELEMENTWISE] = &opm_kind_elementwise,
+    [OPM_KIND_REDUCTION] = &opm_kind_reduction,
+    [OPM_KIND_EMBEDDING] = &opm_kind_embedding,
+    [OPM_KIND_COPY] = &opm_kind_copy,
+};
+
+const opm_kind_def *opm_kind_def_get(opm_kind k) { return kinds[k]; }
+
+const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key)
+{
+    for (const opm_attr_def *a = def->attrs; a && a->key; a++)
+        if (strcmp(a->key, key) == 0) return a;
+    return NULL;
+}
+
+size_t opm_kind_attr_names(const opm_kind_def *def, const char **names, size_t cap)
+{
+    size_t n = 0;
+    for (const opm_attr_def *a = def->attrs; a && a->key && n < cap; a++) names[n++] = a->key;
+    return n;
+}
+
+const char *opm_attr_type_text(opm_attr_type t)
+{
+    switch (t) {
+    case OPM_ATTR_BOOL: return "a boolean (true or false)";
+    case OPM_ATTR_INT: return "an integer";
+    case OPM_ATTR_DOUBLE: return "a number";
+    case OPM_ATTR_STRING: return "a string";
+    default: return "a list of integers";
+    }
+}
+
+void opm_tensor_field(const opm_op *op, const opm_tensor *t, const char *suffix, char *buf, size_t cap)
+{
+    size_t idx = 0;
+    for (size_t i = 0; i < opm_op_tensor_count(op); i++)
+        if (opm_op_tensor(op, i) == t) idx = i;
+    snprintf(buf, cap, "tensors[%zu]%s", idx, suffix ? suffix : "");
+}
+
+const opm_tensor *opm_need_tensor(const opm_op *op, opm_role role, size_t nth, int min_rank,
+                                  int max_rank, const char *what, opm_error *err)
+{
+    const opm_tensor *t = opm_op_find_tensor(op, role, nth);
+    if (!t) {
+        opm_err(err, OPM_EINVAL, "tensors", "kind %s needs %s (a tensor with role %s)",
+                opm_kind_name(opm_op_kind(op)), what, opm_role_name(role));
+        return NULL;
+    }
+    if (t->rank < min_rank || t->rank > max_rank) {
+        char f[OPM_ERROR_FIELD_MAX];
+        opm_tensor_field(op, t, ".shape", f, sizeof f);
+        if (min_rank == max_rank)
+            opm_err(err, OPM_EINVAL, f, "expected %s with %d dimensions, got %d", what, min_rank,
+                    t->rank);
+        else
+            opm_err(err, OPM_EINVAL, f, "expected %s with %d to %d dimensions, got %d", what,
+                    min_rank, max_rank, t->rank);
+        return NULL;
+    }
+    return t;
+}
+
+static void shape_text(const int64_t *s, int r, char *buf, size_t cap)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, cap - o, "[");
+    for (int i = 0; i < r && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? ", " : "", (long long)s[i]);
+    if (o < cap) snprintf(buf + o, cap - o, "]");
+}
+
+int opm_expect_shape(const opm_op *op, const opm_tensor *t, const int64_t *shape, int rank,
+                     opm_error *err)
+{
+    int same = t->rank == rank;
+    for (int i = 0; same && i < rank; i++) same = t->shape[i] == shape[i];
+    if (same) return 0;
+    char f[OPM_ERROR_FIELD_MAX], want[160], got[160];
+    opm_tensor_field(op, t, ".shape", f, sizeof f);
+    shape_text(shape, rank, want, sizeof want);
+    shape_text(t->shape, t->rank, got, sizeof got);
+    return opm_err(err, OPM_EINVAL, f, "expected %s shape %s, got %s", opm_role_name(t->role), want, got);
+}
+
+int opm_short_int(opm_op *op, const char *key, int required, int64_t dflt, int64_t *out,
+                  opm_error *err)
+{
+    if (!opm_op_has(op, key)) {
+        if (required)
+            return opm_err(err, OPM_EINVAL, key, "missing; the short form of %s needs it",
+                           opm_kind_name(opm_op_kind(op)));
+        *out = dflt;
+        return 0;
+    }
+    const int64_t *v;
+    if (opm_op_get_ints(op, key, &v) != 1 || opm_op_get_string(op, key, NULL) ||
+        opm_op_get_int(op, key, -1) != v[0])
+        return opm_err(err, OPM_EINVAL, key, "expected a positive integer");
+    if (v[0] <= 0) return opm_err(err, OPM_EINVAL, key, "expected a positive integer, got %lld", (long long)v[0]);
+    *out = v[0];
+    opm_op_unset(op, key);
+    return 0;
+}
+
+int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *out, opm_error *err)
+{
+    if (!opm_op_has(op, key)) { *out = dflt; return 0; }
+    const char *s = opm_op_get_string(op, key, NULL);
+    if (!s || opm_dtype_parse(s, out))
+        return opm_err(err, OPM_EINVAL, key,
+                       "expected a dtype (fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 int8 int4 fp4_e2m1 int32 int64 bool)%s%s",
+                       s ? ", got " : "", s ? s : "");
+    opm_op_unset(op, key);
+    return 0;
+}
+
+int opm_short_dtypes(opm_op *op, opm_dtype *dt, opm_dtype *out_dt, opm_error *err)
+{
+    if (!opm_op_has(op, "dtype"))
+        return opm_err(err, OPM_EINVAL, "dtype", "missing; the short form of %s needs it",
+                       opm_kind_name(opm_op_kind(op)));
+    if (opm_short_dtype_key(op, "dtype", OPM_BF16, dt, err)) return err ? (int)err->code : OPM_EINVAL;
+    return opm_short_dtype_key(op, "out_dtype", *dt, out_dt, err);
+}
+
+int opm_short_shape(opm_op *op, const char *key, int64_t *shape, int *rank, opm_error *err)
+{
+    const int64_t *v;
+    size_t n = opm_op_get_ints(op, key, &v);
+    if (!opm_op_has(op, key))
+        return opm_err(err, OPM_EINVAL, key, "missing; the short form of %s needs it",
+                       opm_kind_name(opm_op_kind(op)));
+    if (n == 0 || n > OPM_MAX_RANK || opm_op_get_string(op, key, NULL))
+        return opm_err(err, OPM_EINVAL, key, "expected a list of 1 to %d positive integers", OPM_MAX_RANK);
+    for (size_t i = 0; i < n; i++) {
+        if (v[i] <= 0)
+            return opm_err(err, OPM_EINVAL, key, "expected positive dimensions, got %lld", (long long)v[i]);
+        shape[i] = v[i];
+    }
+    *rank = (int)n;
+    opm_op_unset(op, key);
+    return 0;
+}
+
+int opm_broadcast(const int64_t *a, int ra, const int64_t *b, int rb, int64_t *out, int *rout)
+{
+    int r = ra > rb ? ra : rb;
+    for (int i = 0; i < r; i++) {
+        int64_t da = i < r - ra ? 1 : a[i - (r - ra)];
+        int64_t db = i < r - rb ? 1 : b[i - (r - rb)];
+        if (da != db && da != 1 && db != 1) return -1;
+        out[i] = da == 1 ? db : da;
+    }
+    *rout = r;
+    return 0;
+}
+
+uint64_t opm_role_bytes(const opm_op *op, opm_role role, int *ok)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < opm_op_tensor_count(op); i++) {
+        const opm_tensor *t = opm_op_tensor(op, i);
+        if (t->role == role) s = opm_add(s, opm_tensor_bytes(t, ok), ok);
+    }
+    return s;
+}

@@ -1,0 +1,84 @@
+/* kind.h — the one interface every op kind implements (one kind family per
+ * file in src/ops/), and helpers they share.  Kinds know shapes and
+ * arithmetic only: nothing here knows hardware or text formats. */
+#ifndef OPM_KIND_H
+#define OPM_KIND_H
+
+#include "../core/internal.h"
+
+typedef struct opm_attr_def {
+    const char *key;
+    opm_attr_type type;
+    int64_t min_int;        /* for ints: smallest accepted value when > 0 */
+    const char *help;
+} opm_attr_def;
+
+typedef struct opm_kind_def {
+    opm_kind kind;
+    const char *name;
+    const char *summary;
+    /* Required tensors, in the order they are listed, for `opmodel ops`. */
+    const char *tensors_help;
+    /* Attributes of the full form; terminated by {NULL}. */
+    const opm_attr_def *attrs;
+    /* Keys of the short form besides name/kind/phase/dtype/out_dtype;
+     * terminated by {NULL}.  NULL when the kind has no short form. */
+    const opm_attr_def *short_keys;
+    /* Turns an op whose short-form keys were stored as attributes (dtype and
+     * out_dtype as strings) into the full form: adds tensors, removes the
+     * keys that became shapes.  NULL when there is no short form. */
+    int (*from_short)(opm_op *op, opm_error *err);
+    int (*validate)(const opm_op *op, opm_error *err);
+    /* Fills counts; `c` is zeroed by the caller. */
+    int (*count)(const opm_op *op, opm_counts *c, opm_error *err);
+} opm_kind_def;
+
+const opm_kind_def *opm_kind_def_get(opm_kind k);
+const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key);
+size_t opm_kind_attr_names(const opm_kind_def *def, const char **names, size_t cap);
+const char *opm_attr_type_text(opm_attr_type t);
+
+/* Kernel hints accepted by every matrix kind (contract §1). */
+#define OPM_GEMM_HINT_ATTRS                                                        \
+    {"cta_tile_m", OPM_ATTR_INT, 1, "kernel hint: CTA tile rows"},                 \
+    {"cta_tile_n", OPM_ATTR_INT, 1, "kernel hint: CTA tile columns"},              \
+    {"cta_tile_k", OPM_ATTR_INT, 1, "kernel hint: CTA tile depth"},                \
+    {"warp_tile_m", OPM_ATTR_INT, 1, "kernel hint: warp tile rows"},               \
+    {"warp_tile_n", OPM_ATTR_INT, 1, "kernel hint: warp tile columns"},            \
+    {"mma_m", OPM_ATTR_INT, 1, "kernel hint: MMA instruction m"},                  \
+    {"mma_n", OPM_ATTR_INT, 1, "kernel hint: MMA instruction n"},                  \
+    {"mma_k", OPM_ATTR_INT, 1, "kernel hint: MMA instruction k"},                  \
+    {"pipeline_stages", OPM_ATTR_INT, 1, "kernel hint: K-loop pipeline stages"},   \
+    {"warps_per_cta", OPM_ATTR_INT, 1, "kernel hint: warps per CTA"},              \
+    {"registers_per_thread", OPM_ATTR_INT, 1, "kernel hint: registers per thread"},\
+    {"split_k", OPM_ATTR_INT, 1, "kernel hint: split-K factor"}
+
+/* ---- helpers for kind files (common.c) ---- */
+
+/* "tensors[i]" field name of tensor t of op. */
+void opm_tensor_field(const opm_op *op, const opm_tensor *t, const char *suffix, char *buf, size_t cap);
+/* The nth tensor of a role, or an error naming what is missing. */
+const opm_tensor *opm_need_tensor(const opm_op *op, opm_role role, size_t nth, int min_rank,
+                                  int max_rank, const char *what, opm_error *err);
+/* Shape equality check with an error on `t` naming the expected shape. */
+int opm_expect_shape(const opm_op *op, const opm_tensor *t, const int64_t *shape, int rank,
+                     opm_error *err);
+/* Short form: reads and removes the positive int key. */
+int opm_short_int(opm_op *op, const char *key, int required, int64_t dflt, int64_t *out,
+                  opm_error *err);
+/* Short form: reads and removes dtype (required) and out_dtype (default dtype). */
+int opm_short_dtypes(opm_op *op, opm_dtype *dt, opm_dtype *out_dt, opm_error *err);
+/* Short form: reads and removes a shape list key. */
+int opm_short_shape(opm_op *op, const char *key, int64_t *shape, int *rank, opm_error *err);
+int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *out, opm_error *err);
+/* numpy broadcasting of two shapes; -1 if incompatible. */
+int opm_broadcast(const int64_t *a, int ra, const int64_t *b, int rb, int64_t *out, int *rout);
+/* Sum of bytes of every tensor of a role. */
+uint64_t opm_role_bytes(const opm_op *op, opm_role role, int *ok);
+
+/* The kind tables, one per file. */
+extern const opm_kind_def opm_kind_gemm, opm_kind_batched_gemm, opm_kind_attention_prefill,
+    opm_kind_attention_decode, opm_kind_softmax, opm_kind_layernorm, opm_kind_rmsnorm,
+    opm_kind_elementwise, opm_kind_reduction, opm_kind_embedding, opm_kind_copy;
+
+#endif
