@@ -1,0 +1,29 @@
+/* testutil.c — see testutil.h. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+
+const char *src_path(const char *rel, char *buf, size_t cap)
+{
+    const char *root = getenv("OPM_SOURCE_DIR");
+    snprintf(buf, cap, "%s/%s", root ? root : ".", rel);
+    return buf;
+}
+
+double rel_diff(double a, double b)
+{
+    double m = fmax(fabs(a), fabs(b));
+    return m == 0 ? 0 : fabs(a - b) / m;
+}
+
+opm_op *op_yaml(const char *text)
+{
+    opm_error err;
+    opm_error_clear(&err);
+    opm_op *op = opm_op_parse_string(text, strlen(text), OPM_FORMAT_YAML, "<test>", 1, &err);
+    cr_assert_not_null(op, "parse failed: %s", err.message);
+    return op;
+}

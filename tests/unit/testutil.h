@@ -1,0 +1,16 @@
+/* testutil.h — helpers the unit tests share: paths into the source tree and
+ * loading fixtures without ../shared. */
+#ifndef OPM_TESTUTIL_H
+#define OPM_TESTUTIL_H
+
+#include <stddef.h>
+#include "opmodel/opmodel.h"
+
+/* "$OPM_SOURCE_DIR/rel" in a static buffer per call site (copy if kept). */
+const char *src_path(const char *rel, char *buf, size_t cap);
+/* Relative difference |a-b|/max(|a|,|b|). */
+double rel_diff(double a, double b);
+/* Parses an op from inline YAML; fails the test on error. */
+opm_op *op_yaml(const char *text);
+
+#endif
