@@ -1,0 +1,187 @@
+/* test_hardware.c — the built-in database (names other tools address,
+ * internal consistency, a source on every figure), round trips through
+ * YAML and JSON, and the original opmodel schema keys. */
+#include <criterion/criterion.h>
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+
+static const char *const required[] = {
+    "gpu_generic", "tpu_generic", "a10", "a100_40gb_pcie", "a100_80gb_pcie", "a100_80gb_sxm", "h100_sxm",
+    "h100_pcie", "h200_sxm", "b200", "l4", "l40s", "v100_pcie_32gb", "v100_sxm2", "t4", "p100_pcie_16gb",
+    "p4", "mi250x", "mi300x", "mi325x", "mi350x", "mi355x", "tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e",
+    "gaudi2", "gaudi3", NULL,
+};
+
+Test(hardware, builtin_names_exact)
+{
+    size_t n = 0;
+    for (; required[n]; n++) {
+        opm_error err;
+        opm_hardware *hw = opm_hardware_builtin(required[n], &err);
+        cr_assert_not_null(hw, "%s: %s", required[n], err.message);
+        cr_assert_str_eq(opm_hardware_name(hw), required[n]);
+        opm_hardware_free(hw);
+    }
+    cr_assert_eq(opm_hardware_builtin_count(), n);
+    opm_error err;
+    cr_assert_null(opm_hardware_builtin("h100", &err));
+    cr_assert_eq(err.code, OPM_ENOTFOUND);
+}
+
+Test(hardware, every_builtin_predicts_a_gemm)
+{
+    for (size_t i = 0; i < opm_hardware_builtin_count(); i++) {
+        opm_error err;
+        opm_hardware *hw = opm_hardware_builtin(opm_hardware_builtin_name(i), &err);
+        cr_assert_not_null(hw, "%s", err.message);
+        opm_dtype dt = opm_hardware_peak_flops(hw, OPM_ENGINE_TENSOR, OPM_BF16) > 0 ? OPM_BF16 : OPM_FP32;
+        opm_op *op = opm_op_gemm(1024, 1024, 1024, dt, &err);
+        opm_profile p;
+        cr_assert_eq(opm_predict("roofline", op, hw, &p, &err), 0, "%s: %s", opm_hardware_name(hw), err.message);
+        cr_assert_gt(p.latency_s, 0);
+        cr_assert_geq(p.energy_j, 0);
+        opm_op_free(op);
+        opm_hardware_free(hw);
+    }
+}
+
+/* SMs × FLOP per clock per SM × clock must give the quoted peak within 2%. */
+Test(hardware, peaks_consistent_with_per_sm_rates)
+{
+    int checked = 0;
+    for (size_t i = 0; i < opm_hardware_builtin_count(); i++) {
+        opm_error err;
+        opm_hardware *hw = opm_hardware_builtin(opm_hardware_builtin_name(i), &err);
+        for (int e = 0; e < 2; e++) {
+            opm_engine eng = e ? OPM_ENGINE_TENSOR : OPM_ENGINE_VECTOR;
+            double clock = e ? opm_hardware_tensor_clock_hz(hw) : opm_hardware_clock_hz(hw);
+            for (int d = 0; d < OPM_DTYPE_COUNT; d++) {
+                double fpc = opm_hardware_flops_per_clock_per_sm(hw, eng, (opm_dtype)d);
+                double peak = opm_hardware_peak_flops(hw, eng, (opm_dtype)d);
+                if (fpc == 0) continue;
+                cr_assert_gt(peak, 0, "%s: per-SM rate without a peak for %s", opm_hardware_name(hw),
+                             opm_dtype_name((opm_dtype)d));
+                double derived = opm_hardware_num_sms(hw) * fpc * clock;
+                cr_assert_leq(rel_diff(derived, peak), 0.02, "%s %s %s: %g vs %g", opm_hardware_name(hw),
+                              opm_engine_name(eng), opm_dtype_name((opm_dtype)d), derived, peak);
+                checked++;
+            }
+        }
+        opm_hardware_free(hw);
+    }
+    cr_assert_gt(checked, 50);
+}
+
+/* Every line of a built-in file that holds a number carries a source. */
+Test(hardware, every_figure_has_a_source)
+{
+    for (size_t i = 0; i < opm_hardware_builtin_count(); i++) {
+        const char *t = opm_hardware_builtin_text(i);
+        int line = 1;
+        for (const char *p = t; *p; line++) {
+            const char *e = strchr(p, '\n');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            const char *hash = memchr(p, '#', len);
+            size_t code = hash ? (size_t)(hash - p) : len;
+            int has_number = 0;
+            for (size_t k = 0; k < code; k++)
+                if (isdigit((unsigned char)p[k]) && (k == 0 || !isalpha((unsigned char)p[k - 1])) &&
+                    (k == 0 || p[k - 1] != '_'))
+                    has_number = 1;
+            int is_name = !strncmp(p, "name:", 5);
+            if (has_number && !is_name)
+                cr_assert(hash && (strstr(hash, "[") || strstr(hash, "derived")),
+                          "%s line %d has a figure without a source: %.*s", opm_hardware_builtin_name(i), line,
+                          (int)len, p);
+            p = e ? e + 1 : p + len;
+        }
+    }
+}
+
+Test(hardware, dense_peaks_plausible)
+{
+    /* Sparse figures are 2× dense; catch the most common datasheet slip. */
+    opm_error err;
+    opm_hardware *h = opm_hardware_builtin("h100_sxm", &err);
+    cr_assert_float_eq(opm_hardware_peak_flops(h, OPM_ENGINE_TENSOR, OPM_BF16), 989.4e12, 1e12);
+    opm_hardware_free(h);
+    opm_hardware *l4 = opm_hardware_builtin("l4", &err);
+    cr_assert_float_eq(opm_hardware_find_level(l4, "hbm")->bandwidth_bytes_per_s, 300e9, 1e9);
+    cr_assert_eq(opm_hardware_num_sms(l4), 58);
+    opm_hardware_free(l4);
+}
+
+Test(hardware, yaml_and_json_round_trip_every_builtin)
+{
+    for (size_t i = 0; i < opm_hardware_builtin_count(); i++) {
+        opm_error err;
+        opm_hardware *hw = opm_hardware_builtin(opm_hardware_builtin_name(i), &err);
+        for (int json = 0; json < 2; json++) {
+            char *text = json ? opm_hardware_to_json(hw, &err) : opm_hardware_to_yaml(hw, &err);
+            cr_assert_not_null(text, "%s", err.message);
+            opm_hardware *back = opm_hardware_load_string(text, strlen(text), "<emitted>", &err);
+            cr_assert_not_null(back, "%s: %s\n%s", opm_hardware_name(hw), err.message, text);
+            cr_assert(opm_hardware_equal(hw, back), "%s differs after %s round trip", opm_hardware_name(hw),
+                      json ? "JSON" : "YAML");
+            opm_hardware_free(back);
+            free(text);
+        }
+        opm_hardware_free(hw);
+    }
+}
+
+/* Every key of the original Python opmodel schema loads with its meaning. */
+Test(hardware, original_schema_keys)
+{
+    const char *t =
+        "name: legacy\nkind: gpu\nstatic_power_w: 50\n"
+        "compute:\n  clock_hz: 1.41e9\n  num_sms: 108\n  fma_dims: [16, 8, 16]\n  dataflow: output_stationary\n"
+        "  vector_flops_per_s: {fp32: 1.95e13}\n  tensor_flops_per_s: {bf16: 3.12e14, fp16: 3.12e+14}\n"
+        "  vector_energy_j_per_flop: {fp32: 2.0e-11}\n  tensor_energy_j_per_flop: {bf16: 0.7e-12}\n"
+        "  max_ctas_per_sm: 32\n  max_warps_per_sm: 64\n  registers_per_sm: 65536\n"
+        "  shared_memory_bytes_per_sm: 167936\n  max_async_copy_groups: 8\n  tensor_latency_cycles: 32\n"
+        "  device_fixed_overhead_cycles: 4000\n"
+        "memory:\n  levels:\n"
+        "    - {name: register, size_bytes: 27648000, bandwidth_bytes_per_s: 1e14}\n"
+        "    - {name: sram, size_bytes: 18137088, bandwidth_bytes_per_s: 1.9e13, energy_j_per_byte: 1.3e-11,"
+        " latency_cycles: 30, bank_count: 32, bank_width_bytes: 4}\n"
+        "    - {name: l2, size_bytes: 41943040, bandwidth_bytes_per_s: 7.2e12, energy_j_per_byte: 3.8e-11,"
+        " energy_j_per_sector: 1.2e-9, line_size_bytes: 128, sector_size_bytes: 32, latency_s: 2e-7}\n"
+        "    - {name: hbm, size_bytes: 42949672960, bandwidth_bytes_per_s: 1.555e12, energy_j_per_byte: 1.0e-10}\n"
+        "utilization: {vector: 0.9, tensor: 0.8, memory: {hbm: 0.85, l2: 1.0}}\n"
+        "energy_model:\n  level: E2\n  power_coefficients: {base_power_w: 50, sm_resident_power_w: 0.1,"
+        " tc_active_power_w: 100, dram_active_power_w: 30, dram_exposed_power_w: 5, l2_active_power_w: 10,"
+        " smem_active_power_w: 8}\n  feature_order: [base, sm, tc]\n";
+    opm_error err;
+    opm_hardware *hw = opm_hardware_load_string(t, strlen(t), "<legacy>", &err);
+    cr_assert_not_null(hw, "%s", err.message);
+    cr_assert_float_eq(opm_hardware_utilization(hw, OPM_ENGINE_TENSOR), 0.8, 0);
+    cr_assert_float_eq(opm_hardware_find_level(hw, "hbm")->utilization, 0.85, 0);
+    cr_assert_float_eq(opm_hardware_compute_param(hw, "device_fixed_overhead_cycles"), 4000, 0);
+    cr_assert_float_eq(opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, OPM_BF16), 0.7e-12, 0);
+    cr_assert_eq(opm_hardware_level_count(hw), 4);
+    char *y = opm_hardware_to_yaml(hw, &err);
+    opm_hardware *back = opm_hardware_load_string(y, strlen(y), "<y>", &err);
+    cr_assert_not_null(back, "%s\n%s", err.message, y);
+    cr_assert(opm_hardware_equal(hw, back), "%s", y);
+    opm_hardware_free(back);
+    free(y);
+    opm_hardware_free(hw);
+}
+
+Test(hardware, open_by_name_or_path)
+{
+    char p[512];
+    opm_error err;
+    opm_hardware *a = opm_hardware_open("a10", &err);
+    cr_assert_not_null(a);
+    opm_hardware *b = opm_hardware_open(src_path("configs/hardware/a10.yaml", p, sizeof p), &err);
+    cr_assert_not_null(b, "%s", err.message);
+    cr_assert(opm_hardware_equal(a, b));
+    opm_hardware_free(a);
+    opm_hardware_free(b);
+    cr_assert_null(opm_hardware_open("h100sxm", &err));
+    cr_assert(strstr(err.message, "did you mean 'h100_sxm'"), "%s", err.message);
+}

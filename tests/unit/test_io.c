@@ -1,0 +1,131 @@
+/* test_io.c — op text in and out: short form expands to the full form,
+ * full form round-trips through YAML and JSON, JSONL lines parse with their
+ * line numbers, and a prediction's JSON has every field of contract §3. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+
+static void same_op(const opm_op *a, const opm_op *b)
+{
+    cr_assert_str_eq(opm_op_name(a), opm_op_name(b));
+    cr_assert_eq(opm_op_kind(a), opm_op_kind(b));
+    cr_assert_eq(opm_op_phase(a), opm_op_phase(b));
+    cr_assert_eq(opm_op_tensor_count(a), opm_op_tensor_count(b));
+    for (size_t i = 0; i < opm_op_tensor_count(a); i++)
+        cr_assert_eq(memcmp(opm_op_tensor(a, i), opm_op_tensor(b, i), sizeof(opm_tensor)), 0, "tensor %zu", i);
+    cr_assert_eq(opm_op_attr_count(a), opm_op_attr_count(b));
+    opm_counts ca, cb;
+    opm_error err;
+    cr_assert_eq(opm_op_count(a, &ca, &err), 0);
+    cr_assert_eq(opm_op_count(b, &cb, &err), 0);
+    cr_assert_eq(memcmp(&ca, &cb, sizeof ca), 0);
+}
+
+static void round_trip(const opm_op *op)
+{
+    for (int json = 0; json < 2; json++) {
+        opm_error err;
+        char *text = opm_op_to_text(op, json ? OPM_FORMAT_JSON : OPM_FORMAT_YAML, &err);
+        cr_assert_not_null(text);
+        opm_op *back = opm_op_parse_string(text, strlen(text), json ? OPM_FORMAT_JSON : OPM_FORMAT_YAML, "<rt>", 1, &err);
+        cr_assert_not_null(back, "%s\n%s", err.message, text);
+        same_op(op, back);
+        opm_op_free(back);
+        free(text);
+    }
+}
+
+Test(io, short_form_expands_to_full_form)
+{
+    opm_op *s = op_yaml("name: up\nkind: gemm\nphase: prefill\nm: 128\nn: 256\nk: 64\ndtype: bf16\nout_dtype: fp32\n"
+                        "transpose_b: true\n");
+    opm_op *f = op_yaml("name: up\nkind: gemm\nphase: prefill\ntensors:\n"
+                        "  - {role: input, shape: [128, 64], dtype: bf16}\n"
+                        "  - {role: weight, shape: [256, 64], dtype: bf16}\n"
+                        "  - {role: output, shape: [128, 256], dtype: fp32}\n"
+                        "attrs: {transpose_b: true}\n");
+    same_op(s, f);
+    round_trip(s);
+    opm_op_free(s);
+    opm_op_free(f);
+}
+
+Test(io, every_example_round_trips)
+{
+    const char *ex[] = {"gemm.yaml", "gemm_short.yaml", "gemm_train_bwd.yaml", "gemm_extended_roofline.yaml",
+                        "batched_gemm.json", "attention_prefill.yaml", "attention_decode.yaml",
+                        "attention_full.yaml", "softmax.yaml", "layernorm.yaml", "rmsnorm.yaml",
+                        "elementwise.yaml", "swiglu.yaml", "reduction.yaml", "embedding.yaml", "copy.yaml"};
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        char rel[128], p[512];
+        snprintf(rel, sizeof rel, "examples/%s", ex[i]);
+        opm_error err;
+        opm_op *op = opm_op_parse_file(src_path(rel, p, sizeof p), &err);
+        cr_assert_not_null(op, "%s", err.message);
+        round_trip(op);
+        opm_op_free(op);
+    }
+}
+
+Test(io, jsonl_line_numbers_in_errors)
+{
+    const char *line = "{\"kind\": \"gemm\", \"m\": 4, \"n\": 4, \"k\": 0, \"dtype\": \"bf16\"}";
+    opm_error err;
+    opm_op *op = opm_op_parse_string(line, strlen(line), OPM_FORMAT_JSON, "ops.jsonl", 17, &err);
+    cr_assert_null(op);
+    cr_assert(strstr(err.message, "ops.jsonl:17"), "%s", err.message);
+    cr_assert(strstr(err.message, "k: expected a positive integer"), "%s", err.message);
+    const char *broken = "{\"kind\": \"gemm\", ";
+    cr_assert_null(opm_op_parse_string(broken, strlen(broken), OPM_FORMAT_JSON, "ops.jsonl", 3, &err));
+    cr_assert(strstr(err.message, "ops.jsonl:3:"), "%s", err.message);
+}
+
+Test(io, yaml_errors_point_at_line_and_column)
+{
+    const char *t = "kind: gemm\ntensors:\n  - {role: input, shape: [4, 8], dtype: bf16}\n"
+                    "  - {role: weight, shape: [9, 4], dtype: bf16}\n  - {role: output, shape: [4, 4], dtype: bf16}\n";
+    opm_error err;
+    cr_assert_null(opm_op_parse_string(t, strlen(t), OPM_FORMAT_YAML, "f.yaml", 1, &err));
+    cr_assert(strstr(err.message, "f.yaml:4:28: tensors[1].shape: expected the weight's inner dimension to equal the input's K = 8, got 9"),
+              "%s", err.message);
+    cr_assert_null(strchr(err.message, '\n'));
+}
+
+Test(io, unknown_keys_suggest)
+{
+    const char *t = "kind: gemm\nm: 4\nn: 4\nkk: 4\ndtype: bf16\n";
+    opm_error err;
+    cr_assert_null(opm_op_parse_string(t, strlen(t), OPM_FORMAT_YAML, "f.yaml", 1, &err));
+    cr_assert(strstr(err.message, "f.yaml:4:1: kk: unknown key"), "%s", err.message);
+    cr_assert(strstr(err.message, "did you mean 'k'"), "%s", err.message);
+}
+
+Test(io, profile_json_has_contract_fields)
+{
+    opm_error err;
+    opm_hardware *hw = opm_hardware_builtin("a100_40gb_pcie", &err);
+    opm_op *op = op_yaml("name: \"quote\\\"d\"\nkind: gemm\nm: 64\nn: 64\nk: 64\ndtype: bf16\n");
+    opm_profile p;
+    cr_assert_eq(opm_predict("roofline", op, hw, &p, &err), 0);
+    char *text = opm_profile_to_json(&p, &err);
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    cr_assert_not_null(j, "%s: %s", je.text, text);
+    const char *keys[] = {"name", "kind", "phase", "model", "hardware", "latency_s", "flops", "engine", "bound",
+                          "arithmetic_intensity", "memory_access", "footprint", "energy_j", "energy_breakdown",
+                          "diagnostics"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) cr_assert_not_null(json_object_get(j, keys[i]), "%s", keys[i]);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "name")), "quote\"d");
+    json_t *hbm = json_object_get(json_object_get(j, "memory_access"), "hbm");
+    cr_assert_eq(json_integer_value(json_object_get(hbm, "read_bytes")), 2 * 64 * 64 * 2);
+    json_t *eb = json_object_get(j, "energy_breakdown");
+    const char *ek[] = {"compute_j", "hbm_j", "l2_j", "static_j"};
+    for (size_t i = 0; i < 4; i++) cr_assert_not_null(json_object_get(eb, ek[i]), "%s", ek[i]);
+    cr_assert_float_eq(json_real_value(json_object_get(j, "latency_s")), p.latency_s, 0);
+    json_decref(j);
+    free(text);
+    opm_op_free(op);
+    opm_hardware_free(hw);
+}
