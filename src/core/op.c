@@ -318,9 +318,39 @@ uint64_t opm_tensor_bytes(const opm_tensor *t, int *ok)
 
 /* Attribute names and types are checked against the kind's table here, so
  * every kind gets the same "unknown key, did you mean" behaviour. */
+/* The value of an attribute as text, for "got ..." in messages. */
+static void attr_text(const attr *a, char *buf, size_t cap)
+{
+    switch (a->type) {
+    case OPM_ATTR_BOOL: snprintf(buf, cap, "%s", a->b ? "true" : "false"); break;
+    case OPM_ATTR_INT: snprintf(buf, cap, "%lld", (long long)a->i); break;
+    case OPM_ATTR_DOUBLE: snprintf(buf, cap, "%.17g", a->d); break;
+    case OPM_ATTR_STRING: snprintf(buf, cap, "'%.60s'", a->s); break;
+    case OPM_ATTR_INTS: snprintf(buf, cap, "a list of %zu integers", a->n); break;
+    }
+}
+
 int opm_op_validate(const opm_op *op, opm_error *err)
 {
     const opm_kind_def *def = opm_kind_def_get(op->kind);
+    size_t seen[OPM_ROLE_COUNT] = {0};
+    for (size_t i = 0; i < op->n_tensors; i++) {
+        opm_role r = op->tensors[i].role;
+        int max = def->max_tensors[r];
+        if (max >= 0 && ++seen[r] > (size_t)max) {
+            char field[32];
+            snprintf(field, sizeof field, "tensors[%zu]", i);
+            if (r == OPM_ROLE_GRAD)
+                return opm_err(err, OPM_EINVAL, field,
+                               "expected no grad tensors for kind %s: gradients follow from the forward "
+                               "tensors with phase: train_bwd", def->name);
+            if (max == 0)
+                return opm_err(err, OPM_EINVAL, field, "expected no %s tensor for kind %s",
+                               opm_role_name(r), def->name);
+            return opm_err(err, OPM_EINVAL, field, "expected at most %d %s tensor%s for kind %s, got another",
+                           max, opm_role_name(r), max == 1 ? "" : "s", def->name);
+        }
+    }
     for (size_t i = 0; i < op->n_attrs; i++) {
         const attr *a = &op->attrs[i];
         const opm_attr_def *ad = opm_kind_find_attr(def, a->key);
@@ -337,8 +367,11 @@ int opm_op_validate(const opm_op *op, opm_error *err)
         }
         int okt = a->type == ad->type || (ad->type == OPM_ATTR_DOUBLE && a->type == OPM_ATTR_INT) ||
                   (ad->type == OPM_ATTR_INTS && a->type == OPM_ATTR_INT);
-        if (!okt)
-            return opm_err(err, OPM_EINVAL, field, "expected %s", opm_attr_type_text(ad->type));
+        if (!okt) {
+            char got[96];
+            attr_text(a, got, sizeof got);
+            return opm_err(err, OPM_EINVAL, field, "expected %s, got %s", opm_attr_type_text(ad->type), got);
+        }
         if (ad->type == OPM_ATTR_INT && ad->min_int > 0 && a->i < ad->min_int)
             return opm_err(err, OPM_EINVAL, field, "expected an integer >= %lld, got %lld",
                            (long long)ad->min_int, (long long)a->i);
@@ -349,5 +382,14 @@ int opm_op_validate(const opm_op *op, opm_error *err)
 int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
 {
     memset(out, 0, sizeof *out);
-    return opm_kind_def_get(op->kind)->count(op, out, err);
+    int rc = opm_kind_def_get(op->kind)->count(op, out, err);
+    if (rc) return rc;
+    /* Workspace is the kind-independent part of the footprint. */
+    for (size_t i = 0; i < op->n_tensors; i++)
+        if (op->tensors[i].role == OPM_ROLE_WORKSPACE) {
+            int ok = 1;
+            out->workspace_bytes = opm_add(out->workspace_bytes, opm_tensor_bytes(&op->tensors[i], &ok), &ok);
+            if (!ok) return opm_err(err, OPM_EOVERFLOW, NULL, "workspace bytes overflow 64 bits");
+        }
+    return 0;
 }

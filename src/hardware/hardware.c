@@ -31,10 +31,17 @@ void opm_hw_init(opm_hardware *hw)
 int opm_hw_check(const opm_hardware *hw, opm_error *err)
 {
     if (!hw->name[0]) return opm_err(err, OPM_EINVAL, "name", "missing; every hardware needs a name");
-    if (!(hw->cparam_set & (1u << CP_CLOCK_HZ)) || hw->cparam[CP_CLOCK_HZ] <= 0)
+    if (!(hw->cparam_set & (1u << CP_CLOCK_HZ)))
+        return opm_err(err, OPM_EINVAL, "compute.clock_hz", "missing; expected a positive clock in Hz");
+    if (hw->cparam[CP_CLOCK_HZ] <= 0)
         return opm_err(err, OPM_EINVAL, "compute.clock_hz", "expected a positive clock in Hz");
-    if (!(hw->cparam_set & (1u << CP_NUM_SMS)) || hw->cparam[CP_NUM_SMS] < 1)
+    if (!(hw->cparam_set & (1u << CP_NUM_SMS)))
+        return opm_err(err, OPM_EINVAL, "compute.num_sms", "missing; expected a positive number of SMs/CUs/cores");
+    if (hw->cparam[CP_NUM_SMS] < 1)
         return opm_err(err, OPM_EINVAL, "compute.num_sms", "expected a positive number of SMs/CUs/cores");
+    if ((hw->cparam_set & (1u << CP_SM_MAX_CLOCK_HZ)) && hw->cparam[CP_SM_MAX_CLOCK_HZ] < hw->cparam[CP_CLOCK_HZ])
+        return opm_err(err, OPM_EINVAL, "compute.sm_max_clock_hz", "expected at least clock_hz (%.17g), got %.17g",
+                       hw->cparam[CP_CLOCK_HZ], hw->cparam[CP_SM_MAX_CLOCK_HZ]);
     int peaks = 0;
     for (int e = HM_TENSOR_FLOPS; e <= HM_VECTOR_FLOPS; e++)
         for (int d = 0; d < OPM_DTYPE_COUNT; d++) peaks += hw->maps[e][d] > 0;

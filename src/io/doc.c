@@ -103,6 +103,8 @@ typedef struct yctx {
     yaml_parser_t p;
     doc *d;
     int first_line;
+    int json;              /* the text looks like JSON: say so in syntax errors */
+    const char *key;       /* the mapping key whose value is being built */
     opm_error *err;
 } yctx;
 
@@ -116,7 +118,8 @@ static int yerr_at(yctx *y, size_t line, size_t col, const char *what)
 static int parse_err(yctx *y)
 {
     char msg[256];
-    snprintf(msg, sizeof msg, "invalid YAML: %s%s%s", y->p.problem ? y->p.problem : "syntax error",
+    snprintf(msg, sizeof msg, "invalid %s: %s%s%s", y->json ? "JSON" : "YAML",
+             y->p.problem ? y->p.problem : "syntax error",
              y->p.context ? " " : "", y->p.context ? y->p.context : "");
     return yerr_at(y, y->p.problem_mark.line, y->p.problem_mark.column, msg);
 }
@@ -140,7 +143,10 @@ static doc_node *build(yctx *y, yaml_event_t *ev, int depth)
         return NULL;
     }
     if (ev->type == YAML_ALIAS_EVENT) {
-        yerr_at(y, ev->start_mark.line, ev->start_mark.column, "YAML aliases are not supported");
+        char msg[160];
+        snprintf(msg, sizeof msg, "%.60s%sYAML aliases are not supported; expected a plain value",
+                 y->key ? y->key : "", y->key ? ": " : "");
+        yerr_at(y, ev->start_mark.line, ev->start_mark.column, msg);
         return NULL;
     }
     if (ev->type == YAML_SCALAR_EVENT) {
@@ -176,6 +182,7 @@ static doc_node *build(yctx *y, yaml_event_t *ev, int depth)
             yaml_event_delete(&e);
             break;
         }
+        y->key = is_map && k.n % 2 == 1 ? k.v[k.n - 1]->text : NULL;
         doc_node *c = build(y, &e, depth + 1);
         if (c && is_map && k.n % 2 == 0 && c->type != DOC_SCALAR) {
             yerr_at(y, e.start_mark.line, e.start_mark.column, "mapping keys must be plain scalars");
@@ -186,8 +193,9 @@ static doc_node *build(yctx *y, yaml_event_t *ev, int depth)
         if (is_map && k.n % 2 == 0) {
             for (size_t i = 0; i < k.n; i += 2)
                 if (strcmp(k.v[i]->text, c->text) == 0) {
-                    char msg[160];
-                    snprintf(msg, sizeof msg, "%s: duplicate key", c->text);
+                    char msg[200];
+                    snprintf(msg, sizeof msg, "%.60s: duplicate key; expected each key once (first at %d:%d)",
+                             c->text, k.v[i]->line, k.v[i]->col);
                     yerr_at(y, (size_t)(c->line - y->first_line), (size_t)(c->col - 1), msg);
                     goto fail;
                 }
@@ -214,7 +222,11 @@ fail:
 doc *doc_parse_yaml(const char *text, size_t len, const char *source, int first_line, opm_error *err)
 {
     yctx y = {.first_line = first_line > 0 ? first_line : 1, .err = err};
-    y.first_line -= 0;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r') {
+            y.json = text[i] == '{' || text[i] == '[';
+            break;
+        }
     if (!(y.d = doc_new(source))) {
         opm_err(err, OPM_ENOMEM, NULL, "out of memory");
         return NULL;

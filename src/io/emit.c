@@ -128,10 +128,19 @@ void sb_json_string(strbuf *b, const char *s)
 int doc_emit_json(const doc_node *n, strbuf *b)
 {
     switch (n->type) {
-    case DOC_SCALAR:
-        if (n->quoted) sb_json_string(b, n->text);
-        else sb_puts(b, n->text);
+    case DOC_SCALAR: {
+        /* Unquoted scalars stay bare only when JSON reads them as numbers or
+         * literals; every other word becomes a string. */
+        char *end;
+        strtod(n->text, &end);
+        int bare = !n->quoted && *n->text && (!*end || !strcmp(n->text, "true") || !strcmp(n->text, "false") ||
+                                              !strcmp(n->text, "null"));
+        if (bare && (strchr(n->text, 'n') || strchr(n->text, 'N') || strchr(n->text, 'x')) && *end)
+            bare = 0;
+        if (bare) sb_puts(b, n->text);
+        else sb_json_string(b, n->text);
         break;
+    }
     case DOC_SEQ:
         sb_putc(b, '[');
         for (size_t i = 0; i < n->n; i++) {

@@ -34,10 +34,12 @@ static int bad(ctx *c, const doc_node *n, const char *field, const char *expecte
     return OPM_EINVAL;
 }
 
-static int unknown(ctx *c, const doc_node *key, const char *const *valid, const char *where)
+static int unknown(ctx *c, const doc_node *key, const char *prefix, const char *const *valid, const char *where)
 {
     const char *hint = opm_closest(key->text, valid);
-    opm_err(c->err, OPM_EINVAL, key->text, "unknown key in %s%s%s%s", where, hint ? " (did you mean '" : "",
+    char field[OPM_ERROR_FIELD_MAX];
+    snprintf(field, sizeof field, "%s%.60s", prefix, key->text);
+    opm_err(c->err, OPM_EINVAL, field, "unknown key in %s%s%s%s", where, hint ? " (did you mean '" : "",
             hint ? hint : "", hint ? "'?)" : "");
     doc_error_at(c->d, key, c->err);
     return OPM_EINVAL;
@@ -74,7 +76,15 @@ static int dtype_map(ctx *c, const doc_node *m, const char *field, double *vals,
         opm_dtype dt;
         char f[OPM_ERROR_FIELD_MAX];
         snprintf(f, sizeof f, "%s.%s", field, k->text);
-        if (opm_dtype_parse(k->text, &dt)) return bad(c, k, f, "a dtype name");
+        if (opm_dtype_parse(k->text, &dt)) {
+            static const char *const names[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2",
+                                                "int8", "int4", "fp4_e2m1", "int32", "int64", "bool", NULL};
+            const char *hint = opm_closest(k->text, names);
+            opm_err(c->err, OPM_EINVAL, f, "expected a dtype name, got '%.40s'%s%s%s", k->text,
+                    hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+            doc_error_at(c->d, k, c->err);
+            return OPM_EINVAL;
+        }
         if (number(c, v, f, positive, &vals[dt])) return OPM_EINVAL;
     }
     return 0;
@@ -98,6 +108,12 @@ static int load_compute(ctx *c, opm_hardware *hw, const doc_node *m)
         if ((idx = index_of(k->text, opm_hw_cparam_names, CP_COUNT)) >= 0) {
             int positive = idx <= CP_NUM_SMS;
             if (number(c, v, f, positive, &hw->cparam[idx])) return OPM_EINVAL;
+            /* Counts of things are whole numbers; clocks and cycles need not be. */
+            int whole = idx == CP_NUM_SMS || idx == CP_MAX_CTAS_PER_SM || idx == CP_MAX_WARPS_PER_SM ||
+                        idx == CP_REGISTERS_PER_SM || idx == CP_SHARED_MEMORY_BYTES_PER_SM ||
+                        idx == CP_MAX_ASYNC_COPY_GROUPS;
+            if (whole && hw->cparam[idx] != floor(hw->cparam[idx]))
+                return bad(c, v, f, idx == CP_NUM_SMS ? "a positive integer" : "a non-negative integer");
             hw->cparam_set |= 1u << idx;
         } else if ((idx = index_of(k->text, opm_hw_map_names, HM_COUNT)) >= 0) {
             if (dtype_map(c, v, f, hw->maps[idx], idx == HM_TENSOR_FLOPS || idx == HM_VECTOR_FLOPS))
@@ -114,7 +130,7 @@ static int load_compute(ctx *c, opm_hardware *hw, const doc_node *m)
         } else if (!strcmp(k->text, "dataflow")) {
             if (string(c, v, f, hw->dataflow, sizeof hw->dataflow)) return OPM_EINVAL;
         } else {
-            return unknown(c, k, valid, "compute");
+            return unknown(c, k, "compute.", valid, "compute");
         }
     }
     return 0;
@@ -135,7 +151,11 @@ static int load_level(ctx *c, opm_hardware *hw, const doc_node *m, size_t idx)
         const doc_node *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
         snprintf(f, sizeof f, "%s.%s", field, k->text);
         int j = index_of(k->text, level_keys, 11);
-        if (j < 0) return unknown(c, k, level_keys, "a memory level");
+        if (j < 0) {
+            char pre[OPM_ERROR_FIELD_MAX];
+            snprintf(pre, sizeof pre, "%s.", field);
+            return unknown(c, k, pre, level_keys, "a memory level");
+        }
         if (j == 0) {
             if (string(c, v, f, l->name, sizeof l->name)) return OPM_EINVAL;
             if (index_of(l->name, level_names, 6) < 0)
@@ -146,7 +166,9 @@ static int load_level(ctx *c, opm_hardware *hw, const doc_node *m, size_t idx)
     }
     if (!l->name[0]) {
         snprintf(f, sizeof f, "%s.name", field);
-        return bad(c, m, f, "a name for every level");
+        opm_err(c->err, OPM_EINVAL, f, "missing; expected a name for every level");
+        doc_error_at(c->d, m, c->err);
+        return OPM_EINVAL;
     }
     for (size_t i = 0; i < idx; i++)
         if (!strcmp(hw->levels[i].name, l->name)) {
@@ -161,7 +183,7 @@ static int load_memory(ctx *c, opm_hardware *hw, const doc_node *m)
     static const char *const keys[] = {"levels", NULL};
     if (m->type != DOC_MAP) return bad(c, m, "memory", "a mapping with levels");
     for (size_t i = 0; i < m->n; i++)
-        if (strcmp(m->kids[2 * i]->text, "levels")) return unknown(c, m->kids[2 * i], keys, "memory");
+        if (strcmp(m->kids[2 * i]->text, "levels")) return unknown(c, m->kids[2 * i], "memory.", keys, "memory");
     const doc_node *levels = doc_get(m, "levels");
     if (!levels || levels->type != DOC_SEQ || levels->n == 0 || levels->n > OPM_MAX_LEVELS)
         return bad(c, levels ? levels : m, "memory.levels", "a list of 1 to 8 levels");
@@ -204,7 +226,7 @@ static int load_utilization(ctx *c, opm_hardware *hw, const doc_node *m)
                 if (fraction(c, v->kids[2 * j + 1], lf, &l->utilization)) return OPM_EINVAL;
             }
         } else {
-            return unknown(c, k, keys, "utilization");
+            return unknown(c, k, "utilization.", keys, "utilization");
         }
     }
     return 0;
@@ -228,7 +250,9 @@ static int load_energy_model(ctx *c, opm_hardware *hw, const doc_node *m)
             for (size_t j = 0; j < v->n; j++) {
                 const doc_node *pk = v->kids[2 * j];
                 int idx = index_of(pk->text, opm_hw_power_names, PC_COUNT);
-                if (idx < 0) return unknown(c, pk, opm_hw_power_names, "energy_model.power_coefficients");
+                if (idx < 0)
+                    return unknown(c, pk, "energy_model.power_coefficients.", opm_hw_power_names,
+                                   "energy_model.power_coefficients");
                 char pf[OPM_ERROR_FIELD_MAX];
                 snprintf(pf, sizeof pf, "%s.%s", f, pk->text);
                 if (number(c, v->kids[2 * j + 1], pf, 0, &hw->power[idx])) return OPM_EINVAL;
@@ -240,7 +264,7 @@ static int load_energy_model(ctx *c, opm_hardware *hw, const doc_node *m)
                 if (string(c, v->kids[j], f, hw->features[j], sizeof hw->features[j])) return OPM_EINVAL;
             hw->n_features = v->n;
         } else {
-            return unknown(c, k, keys, "energy_model");
+            return unknown(c, k, "energy_model.", keys, "energy_model");
         }
     }
     return 0;
@@ -278,7 +302,7 @@ opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err)
         else if (!strcmp(k->text, "memory")) rc = load_memory(&c, hw, v);
 else if (!strcmp(k->text, "utilization")) util = v;
         else if (!strcmp(k->text, "energy_model")) rc = load_energy_model(&c, hw, v);
-        else rc = unknown(&c, k, top_keys, "a hardware description");
+        else rc = unknown(&c, k, "", top_keys, "a hardware description");
         if (rc) goto fail;
     }
     /* Utilization names levels, so it is read once the levels are known. */

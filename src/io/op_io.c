@@ -36,13 +36,14 @@ static int fail_at(const doc *d, const doc_node *n, opm_error *err, const char *
     return OPM_EINVAL;
 }
 
-static int unknown_key(const doc *d, const doc_node *key, const char *const *valid, const char *where,
-                       opm_error *err)
+static int unknown_key(const doc *d, const doc_node *key, const char *prefix, const char *const *valid,
+                       const char *where, opm_error *err)
 {
     const char *hint = opm_closest(key->text, valid);
-    char tail[128] = "";
+    char tail[128] = "", field[OPM_ERROR_FIELD_MAX];
     if (hint) snprintf(tail, sizeof tail, " (did you mean '%s'?)", hint);
-    opm_err(err, OPM_EINVAL, key->text, "unknown key in %s%s", where, tail);
+    snprintf(field, sizeof field, "%s%.60s", prefix, key->text);
+    opm_err(err, OPM_EINVAL, field, "unknown key in %s%s", where, tail);
     doc_error_at(d, key, err);
     return OPM_EINVAL;
 }
@@ -103,6 +104,7 @@ static int add_tensor(const doc *d, const doc_node *t, size_t idx, opm_op *op, o
 {
     char field[OPM_ERROR_FIELD_MAX], f2[OPM_ERROR_FIELD_MAX];
     snprintf(field, sizeof field, "tensors[%zu]", idx);
+    snprintf(f2, sizeof f2, "tensors[%zu].", idx);
     if (t->type != DOC_MAP) {
         char got[80];
         doc_describe(t, got, sizeof got);
@@ -110,7 +112,7 @@ static int add_tensor(const doc *d, const doc_node *t, size_t idx, opm_op *op, o
     }
     for (size_t i = 0; i < t->n; i++)
         if (!in_list(t->kids[2 * i]->text, tensor_keys))
-            return unknown_key(d, t->kids[2 * i], tensor_keys, "a tensor", err);
+            return unknown_key(d, t->kids[2 * i], f2, tensor_keys, "a tensor", err);
     const char *need[3] = {"role", "shape", "dtype"};
     for (int i = 0; i < 3; i++)
         if (!doc_get(t, need[i])) {
@@ -123,7 +125,9 @@ static int add_tensor(const doc *d, const doc_node *t, size_t idx, opm_op *op, o
     if (read_name(d, doc_get(t, "role"), f2, roles, "a role (input, weight, output, grad, workspace)", &role_s, err))
         return OPM_EINVAL;
     snprintf(f2, sizeof f2, "%s.dtype", field);
-    if (read_name(d, doc_get(t, "dtype"), f2, dtype_names, "a dtype", &dt_s, err)) return OPM_EINVAL;
+    if (read_name(d, doc_get(t, "dtype"), f2, dtype_names,
+                  "a dtype (fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 int8 int4 fp4_e2m1 int32 int64 bool)", &dt_s, err))
+        return OPM_EINVAL;
     if (doc_get(t, "layout")) {
         snprintf(f2, sizeof f2, "%s.layout", field);
         if (scalar_string(d, doc_get(t, "layout"), f2, &layout, err)) return OPM_EINVAL;
@@ -222,7 +226,7 @@ opm_op *opm_op_from_doc(const doc *d, opm_error *err)
         for (size_t i = 0; i < root->n; i++) {
             const doc_node *k = root->kids[2 * i];
             if (!in_list(k->text, full_keys)) {
-                unknown_key(d, k, full_keys, "an operation", err);
+                unknown_key(d, k, "", full_keys, "an operation", err);
                 goto fail;
             }
         }
@@ -257,9 +261,22 @@ opm_op *opm_op_from_doc(const doc *d, opm_error *err)
             const doc_node *k = root->kids[2 * i], *v = root->kids[2 * i + 1];
             if (!strcmp(k->text, "name") || !strcmp(k->text, "kind") || !strcmp(k->text, "phase"))
                 continue;
+            if (!strcmp(k->text, "attrs")) {
+                /* Attributes may also be grouped under attrs, as in the full form. */
+                if (doc_is_null(v)) continue;
+                if (v->type != DOC_MAP) {
+                    fail_at(d, v, err, "attrs", "expected a mapping of attribute names to values%s%s", "", "");
+                    goto fail;
+                }
+                for (size_t j = 0; j < v->n; j++)
+                    if (add_attr(d, v->kids[2 * j]->text, v->kids[2 * j + 1], op, err)) goto fail;
+                continue;
+            }
             if (strcmp(k->text, "dtype") && strcmp(k->text, "out_dtype") && !key_in(k->text, def->short_keys) &&
                 !key_in(k->text, def->attrs)) {
-                unknown_key(d, k, valid, "the short form of this kind", err);
+                char where[96];
+                snprintf(where, sizeof where, "the short form of %s", kind_s);
+                unknown_key(d, k, "", valid, where, err);
                 goto fail;
             }
             if (add_attr(d, k->text, v, op, err)) goto fail;
@@ -301,6 +318,18 @@ opm_op *opm_op_parse_string(const char *text, size_t len, opm_format format, con
     if (!d) return NULL;
     opm_op *op = opm_op_from_doc(d, err);
     doc_free(d);
+    if (!op && format == OPM_FORMAT_JSON && err && err->code == OPM_EINVAL) {
+        /* Errors are rare: parse the line again through libyaml, whose
+         * nodes carry columns, so the message can point into the line. */
+        opm_error again;
+        doc *y = doc_parse_yaml(text, len, source, first_line, &again);
+        if (y) {
+            opm_op *op2 = opm_op_from_doc(y, &again);
+            doc_free(y);
+            if (!op2 && again.code == err->code) *err = again;
+            opm_op_free(op2);
+        }
+    }
     return op;
 }
 

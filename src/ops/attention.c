@@ -58,8 +58,8 @@ static int dims(const opm_op *op, attn_dims *a, opm_error *err)
     char f[OPM_ERROR_FIELD_MAX];
     if (b2 != a->b || d2 != a->dqk) {
         opm_tensor_field(op, a->k, ".shape", f, sizeof f);
-        return opm_err(err, OPM_EINVAL, f, "expected batch %lld and head dim %lld to match q",
-                       (long long)a->b, (long long)a->dqk);
+        return opm_err(err, OPM_EINVAL, f, "expected batch %lld and head dim %lld to match q, got batch %lld and head dim %lld",
+                       (long long)a->b, (long long)a->dqk, (long long)b2, (long long)d2);
     }
     if (a->h % a->hkv != 0) {
         opm_tensor_field(op, a->k, ".shape", f, sizeof f);
@@ -68,7 +68,10 @@ static int dims(const opm_op *op, attn_dims *a, opm_error *err)
     }
     if (b3 != a->b || s3 != a->skv || h3 != a->hkv) {
         opm_tensor_field(op, a->v, ".shape", f, sizeof f);
-        return opm_err(err, OPM_EINVAL, f, "expected batch, kv length and kv heads to match k");
+        return opm_err(err, OPM_EINVAL, f,
+                       "expected batch %lld, kv length %lld and kv heads %lld to match k, got %lld, %lld and %lld",
+                       (long long)a->b, (long long)a->skv, (long long)a->hkv, (long long)b3, (long long)s3,
+                       (long long)h3);
     }
     int64_t want[4] = {a->b, a->sq, a->h, a->dv};
     if (strcmp(a->o->layout, "bhsd") == 0) {
@@ -123,6 +126,10 @@ static int from_short(opm_op *op, opm_error *err)
     int64_t b, sq, skv, h, hkv, d, dqk, dv;
     opm_dtype dt, odt, kvdt;
     int is_decode = opm_op_kind(op) == OPM_KIND_ATTENTION_DECODE;
+    if (!opm_op_has(op, "head_dim") && !opm_op_has(op, "head_dim_qk"))
+        return opm_err(err, OPM_EINVAL, "head_dim",
+                       "missing; the short form of %s needs head_dim (or head_dim_qk and head_dim_v)",
+                       opm_kind_name(opm_op_kind(op)));
     if (opm_short_int(op, "batch", 1, 1, &b, err) ||
         opm_short_int(op, "seq_q", !is_decode, 1, &sq, err) ||
         opm_short_int(op, "seq_kv", 1, 1, &skv, err) || opm_short_int(op, "heads", 1, 1, &h, err) ||
@@ -132,6 +139,9 @@ static int from_short(opm_op *op, opm_error *err)
         opm_short_int(op, "head_dim_v", 0, dqk, &dv, err) || opm_short_dtypes(op, &dt, &odt, err) ||
         opm_short_dtype_key(op, "kv_dtype", dt, &kvdt, err))
         return err ? (int)err->code : OPM_EINVAL;
+    if (h % hkv)
+        return opm_err(err, OPM_EINVAL, "kv_heads", "expected kv heads dividing the %lld query heads, got %lld",
+                       (long long)h, (long long)hkv);
     int64_t qs[4] = {b, sq, h, dqk}, ks[4] = {b, skv, hkv, dqk}, vs[4] = {b, skv, hkv, dv},
             os[4] = {b, sq, h, dv};
     if (opm_op_add_tensor(op, OPM_ROLE_INPUT, qs, 4, dt, "q", err) ||
@@ -170,12 +180,14 @@ const opm_kind_def opm_kind_attention_prefill = {
     OPM_KIND_ATTENTION_PREFILL, "attention_prefill",
     "fused (flash) attention over a whole sequence; GQA, causal with Sq != Skv",
     TENSORS_HELP, attrs, short_keys, from_short, validate, count,
+    {3, 0, 1, 0, -1},
 };
 
 const opm_kind_def opm_kind_attention_decode = {
     OPM_KIND_ATTENTION_DECODE, "attention_decode",
     "attention of a few new tokens against a KV cache",
     TENSORS_HELP, attrs, short_keys, from_short, validate, count,
+    {3, 0, 1, 0, -1},
 };
 
 opm_op *opm_op_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t heads,

@@ -76,7 +76,7 @@ const opm_tensor *opm_need_tensor(const opm_op *op, opm_role role, size_t nth, i
     return t;
 }
 
-static void shape_text(const int64_t *s, int r, char *buf, size_t cap)
+void opm_shape_text(const int64_t *s, int r, char *buf, size_t cap)
 {
     size_t o = 0;
     o += (size_t)snprintf(buf + o, cap - o, "[");
@@ -93,8 +93,8 @@ int opm_expect_shape(const opm_op *op, const opm_tensor *t, const int64_t *shape
     if (same) return 0;
     char f[OPM_ERROR_FIELD_MAX], want[160], got[160];
     opm_tensor_field(op, t, ".shape", f, sizeof f);
-    shape_text(shape, rank, want, sizeof want);
-    shape_text(t->shape, t->rank, got, sizeof got);
+    opm_shape_text(shape, rank, want, sizeof want);
+    opm_shape_text(t->shape, t->rank, got, sizeof got);
     return opm_err(err, OPM_EINVAL, f, "expected %s shape %s, got %s", opm_role_name(t->role), want, got);
 }
 
@@ -110,8 +110,16 @@ int opm_short_int(opm_op *op, const char *key, int required, int64_t dflt, int64
     }
     const int64_t *v;
     if (opm_op_get_ints(op, key, &v) != 1 || opm_op_get_string(op, key, NULL) ||
-        opm_op_get_int(op, key, -1) != v[0])
-        return opm_err(err, OPM_EINVAL, key, "expected a positive integer");
+        opm_op_get_int(op, key, -1) != v[0]) {
+        const char *s = opm_op_get_string(op, key, NULL);
+        if (s) return opm_err(err, OPM_EINVAL, key, "expected a positive integer, got '%s'", s);
+        if (opm_op_get_ints(op, key, &v) > 1)
+            return opm_err(err, OPM_EINVAL, key, "expected a positive integer, got a list");
+        if (opm_op_get_ints(op, key, &v) == 1 || opm_op_get_double(op, key, 0) != 0)
+            return opm_err(err, OPM_EINVAL, key, "expected a positive integer, got %.17g", opm_op_get_double(op, key, 0));
+        return opm_err(err, OPM_EINVAL, key, "expected a positive integer, got %s",
+                       opm_op_get_bool(op, key, 0) ? "true" : "a list or false");
+    }
     if (v[0] <= 0) return opm_err(err, OPM_EINVAL, key, "expected a positive integer, got %lld", (long long)v[0]);
     *out = v[0];
     opm_op_unset(op, key);
@@ -122,10 +130,16 @@ int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *
 {
     if (!opm_op_has(op, key)) { *out = dflt; return 0; }
     const char *s = opm_op_get_string(op, key, NULL);
-    if (!s || opm_dtype_parse(s, out))
+    if (!s || opm_dtype_parse(s, out)) {
+        static const char *const names[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2",
+                                            "int8", "int4", "fp4_e2m1", "int32", "int64", "bool", "fp8", NULL};
+        const char *hint = s ? opm_closest(s, names) : NULL;
+        char got[96] = "";
+        if (s) snprintf(got, sizeof got, ", got '%.40s'", s);
         return opm_err(err, OPM_EINVAL, key,
-                       "expected a dtype (fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 int8 int4 fp4_e2m1 int32 int64 bool)%s%s",
-                       s ? ", got " : "", s ? s : "");
+                       "expected a dtype (fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 int8 int4 fp4_e2m1 int32 int64 bool)%s%s%s%s",
+                       got, hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+    }
     opm_op_unset(op, key);
     return 0;
 }

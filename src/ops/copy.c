@@ -53,4 +53,5 @@ const opm_kind_def opm_kind_copy = {
     OPM_KIND_COPY, "copy", "tensor copy or dtype conversion",
     "input x [...], output y (same element count; dtype may differ)",
     attrs, short_keys, from_short, validate, count,
+    {1, 0, 1, 0, -1},
 };

@@ -17,9 +17,11 @@ static int out_shape(const opm_op *op, int64_t *shape, int *rank, opm_error *err
         int64_t tmp[OPM_MAX_RANK];
         int r;
         if (opm_broadcast(shape, *rank, t->shape, t->rank, tmp, &r)) {
-            char f[OPM_ERROR_FIELD_MAX];
+            char f[OPM_ERROR_FIELD_MAX], sofar[160], got[160];
             opm_tensor_field(op, t, ".shape", f, sizeof f);
-            return opm_err(err, OPM_EINVAL, f, "expected a shape that broadcasts with the inputs before it");
+            opm_shape_text(shape, *rank, sofar, sizeof sofar);
+            opm_shape_text(t->shape, t->rank, got, sizeof got);
+            return opm_err(err, OPM_EINVAL, f, "expected a shape that broadcasts with %s, got %s", sofar, got);
         }
         for (int i = 0; i < r; i++) shape[i] = tmp[i];
         *rank = r;
@@ -98,8 +100,12 @@ static int from_short(opm_op *op, opm_error *err)
             }
             int64_t tmp[OPM_MAX_RANK];
             int rt;
-            if (opm_broadcast(out, ro, s, (int)n, tmp, &rt))
-                return opm_err(err, OPM_EINVAL, key, "expected a shape that broadcasts with the inputs before it");
+            if (opm_broadcast(out, ro, s, (int)n, tmp, &rt)) {
+                char sofar[160], got[160];
+                opm_shape_text(out, ro, sofar, sizeof sofar);
+                opm_shape_text(s, (int)n, got, sizeof got);
+                return opm_err(err, OPM_EINVAL, key, "expected a shape that broadcasts with %s, got %s", sofar, got);
+            }
             for (int d = 0; d < rt; d++) out[d] = tmp[d];
             ro = rt;
             if (opm_op_add_tensor(op, OPM_ROLE_INPUT, s, (int)n, dt, NULL, err))
@@ -127,6 +133,7 @@ const opm_kind_def opm_kind_elementwise = {
     OPM_KIND_ELEMENTWISE, "elementwise", "pointwise function of broadcast inputs",
     "input x... (one or more, broadcastable), output y [broadcast shape]",
     attrs, short_keys, from_short, validate, count,
+    {-1, 0, 1, 0, -1},
 };
 
 opm_op *opm_op_elementwise(const int64_t *shape, int rank, int n_inputs,

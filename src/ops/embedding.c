@@ -14,7 +14,7 @@ static int validate(const opm_op *op, opm_error *err)
     const opm_tensor *w = idx ? opm_need_tensor(op, OPM_ROLE_WEIGHT, 0, 2, 2, "table [V, D]", err) : NULL;
     const opm_tensor *y = w ? opm_need_tensor(op, OPM_ROLE_OUTPUT, 0, 1, OPM_MAX_RANK, "output", err) : NULL;
     if (!y) return OPM_EINVAL;
-    if (idx->dtype != OPM_INT32 && idx->dtype != OPM_INT64 && idx->dtype != OPM_INT8) {
+    if (idx->dtype != OPM_INT32 && idx->dtype != OPM_INT64) {
         char f[OPM_ERROR_FIELD_MAX];
         opm_tensor_field(op, idx, ".dtype", f, sizeof f);
         return opm_err(err, OPM_EINVAL, f, "expected an integer index dtype (int32 or int64), got %s",
@@ -87,4 +87,5 @@ const opm_kind_def opm_kind_embedding = {
     OPM_KIND_EMBEDDING, "embedding", "row gather from a table by integer indices",
     "input indices [...] (int32/int64), weight table [V, D], output [..., D]",
     attrs, short_keys, from_short, validate, count,
+    {1, 1, 1, 0, -1},
 };

@@ -165,12 +165,14 @@ const opm_kind_def opm_kind_gemm = {
     "input A [..., M, K] (leading dims fold into M), weight B [K, N], output C [..., M, N], "
     "optional weight bias [N]",
     gemm_attrs, gemm_short_keys, gemm_short, gemm_validate, gemm_count,
+    {1, 2, 1, 0, -1},
 };
 
 const opm_kind_def opm_kind_batched_gemm = {
     OPM_KIND_BATCHED_GEMM, "batched_gemm", "batch of independent matrix products",
     "input A [B..., M, K], weight B [B..., K, N] or [K, N] (broadcast), output C [B..., M, N]",
     gemm_attrs, bgemm_short_keys, bgemm_short, bgemm_validate, bgemm_count,
+    {1, 1, 1, 0, -1},
 };
 
 opm_op *opm_op_batched_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, opm_dtype dtype,

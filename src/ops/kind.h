@@ -31,6 +31,9 @@ typedef struct opm_kind_def {
     int (*validate)(const opm_op *op, opm_error *err);
     /* Fills counts; `c` is zeroed by the caller. */
     int (*count)(const opm_op *op, opm_counts *c, opm_error *err);
+    /* Most tensors of each role (input, weight, output, grad, workspace)
+     * the kind accepts; -1 for no limit.  Checked before validate(). */
+    int max_tensors[OPM_ROLE_COUNT];
 } opm_kind_def;
 
 const opm_kind_def *opm_kind_def_get(opm_kind k);
@@ -71,6 +74,8 @@ int opm_short_dtypes(opm_op *op, opm_dtype *dt, opm_dtype *out_dt, opm_error *er
 /* Short form: reads and removes a shape list key. */
 int opm_short_shape(opm_op *op, const char *key, int64_t *shape, int *rank, opm_error *err);
 int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *out, opm_error *err);
+/* "[2, 3]" */
+void opm_shape_text(const int64_t *s, int r, char *buf, size_t cap);
 /* numpy broadcasting of two shapes; -1 if incompatible. */
 int opm_broadcast(const int64_t *a, int ra, const int64_t *b, int rb, int64_t *out, int *rout);
 /* Sum of bytes of every tensor of a role. */

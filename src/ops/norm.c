@@ -122,10 +122,12 @@ const opm_kind_def opm_kind_layernorm = {
     OPM_KIND_LAYERNORM, "layernorm", "layer normalisation over trailing dims",
     "input x [...], output y (same shape), optional weights gamma and beta",
     ln_attrs, short_keys, from_short, validate, count,
+    {1, 2, 1, 0, -1},
 };
 
 const opm_kind_def opm_kind_rmsnorm = {
     OPM_KIND_RMSNORM, "rmsnorm", "RMS normalisation over trailing dims",
     "input x [...], output y (same shape), optional weight gamma",
     rms_attrs, short_keys, from_short, validate, count,
+    {1, 1, 1, 0, -1},
 };

@@ -88,4 +88,5 @@ const opm_kind_def opm_kind_reduction = {
     OPM_KIND_REDUCTION, "reduction", "reduce over dims (sum, mean, max, ...)",
     "input x [...], output y [x with dims removed or kept as 1]",
     attrs, short_keys, from_short, validate, count,
+    {1, 0, 1, 0, -1},
 };

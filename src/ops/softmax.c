@@ -64,4 +64,5 @@ static const opm_attr_def short_keys[] = {
 const opm_kind_def opm_kind_softmax = {
     OPM_KIND_SOFTMAX, "softmax", "softmax along one dimension",
     "input x [...], output y (same shape)", attrs, short_keys, from_short, validate, count,
+    {1, 0, 1, 0, -1},
 };

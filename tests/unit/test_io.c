@@ -88,7 +88,7 @@ Test(io, yaml_errors_point_at_line_and_column)
                     "  - {role: weight, shape: [9, 4], dtype: bf16}\n  - {role: output, shape: [4, 4], dtype: bf16}\n";
     opm_error err;
     cr_assert_null(opm_op_parse_string(t, strlen(t), OPM_FORMAT_YAML, "f.yaml", 1, &err));
-    cr_assert(strstr(err.message, "f.yaml:4:28: tensors[1].shape: expected the weight's inner dimension to equal the input's K = 8, got 9"),
+    cr_assert(strstr(err.message, "f.yaml:4:27: tensors[1].shape: expected the weight's inner dimension to equal the input's K = 8, got 9"),
               "%s", err.message);
     cr_assert_null(strchr(err.message, '\n'));
 }
