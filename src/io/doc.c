@@ -1,12 +1,12 @@
 /* doc.c — YAML (libyaml events) and JSON (jansson) into the positioned
  * document tree of doc.h, with an arena so a whole tree is freed at once. */
 #include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include <yajl/yajl_parse.h>
 #include "../core/internal.h"
 #include "doc.h"
 
@@ -277,66 +277,109 @@ fail:
     return NULL;
 }
 
-/* ---- JSON through jansson ---- */
+/* ---- JSON through yajl ----
+ * One JSONL line per call on the batch path, so this builds the tree
+ * straight from yajl's callbacks into the arena: no intermediate objects. */
 
-static doc_node *from_json(doc *d, json_t *j, int line, int depth)
+typedef struct jctx {
+    doc *d;
+    int line;
+    int depth;
+    kids pending;          /* children of every open collection, in order */
+    size_t starts[MAX_DEPTH + 2];
+    doc_node *open[MAX_DEPTH + 2];
+    int oom, too_deep;
+    char dup[80];
+} jctx;
+
+static doc_node *jnode(jctx *j, doc_type t)
 {
-    if (depth > MAX_DEPTH) return NULL;
-    doc_node *n = arena(d, sizeof *n);
-    if (!n) return NULL;
+    doc_node *n = arena(j->d, sizeof *n);
+    if (!n) {
+        j->oom = 1;
+        return NULL;
+    }
     memset(n, 0, sizeof *n);
-    n->line = line;
-    char buf[40];
-    switch (json_typeof(j)) {
-    case JSON_OBJECT: {
-        n->type = DOC_MAP;
-        n->n = json_object_size(j);
-        n->kids = arena(d, (2 * n->n + 1) * sizeof *n->kids);
-        if (!n->kids) return NULL;
-        size_t i = 0;
-        const char *key;
-        json_t *v;
-        json_object_foreach(j, key, v) {
-            doc_node *k = arena(d, sizeof *k);
-            if (!k) return NULL;
-            memset(k, 0, sizeof *k);
-            k->type = DOC_SCALAR;
-            k->line = line;
-            k->quoted = 1;
-            if (!(k->text = arena_str(d, key, strlen(key)))) return NULL;
-            n->kids[i++] = k;
-            if (!(n->kids[i++] = from_json(d, v, line, depth + 1))) return NULL;
-        }
-        return n;
-    }
-    case JSON_ARRAY: {
-        n->type = DOC_SEQ;
-        n->n = json_array_size(j);
-        n->kids = arena(d, (n->n + 1) * sizeof *n->kids);
-        if (!n->kids) return NULL;
-        for (size_t i = 0; i < n->n; i++)
-            if (!(n->kids[i] = from_json(d, json_array_get(j, i), line, depth + 1))) return NULL;
-        return n;
-    }
-    case JSON_STRING:
-        n->type = DOC_SCALAR;
-        n->quoted = 1;
-        n->text = arena_str(d, json_string_value(j), json_string_length(j));
-        return n->text ? n : NULL;
-    case JSON_INTEGER:
-        snprintf(buf, sizeof buf, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
-        break;
-    case JSON_REAL:
-        snprintf(buf, sizeof buf, "%.17g", json_real_value(j));
-        break;
-    case JSON_TRUE: strcpy(buf, "true"); break;
-    case JSON_FALSE: strcpy(buf, "false"); break;
-    default: strcpy(buf, "null"); break;
-    }
-    n->type = DOC_SCALAR;
-    n->text = arena_str(d, buf, strlen(buf));
-    return n->text ? n : NULL;
+    n->type = t;
+    n->line = j->line;
+    return n;
 }
+
+static int jpush(jctx *j, doc_node *n)
+{
+    if (!n) return 0;
+    if (j->depth == 0) {
+        j->d->root = n;
+        return 1;
+    }
+    if (kids_push(&j->pending, n)) {
+        j->oom = 1;
+        return 0;
+    }
+    return 1;
+}
+
+static int jscalar(jctx *j, const char *s, size_t len, int quoted)
+{
+    doc_node *n = jnode(j, DOC_SCALAR);
+    if (!n || !(n->text = arena_str(j->d, s, len))) {
+        j->oom = 1;
+        return 0;
+    }
+    n->quoted = quoted;
+    return jpush(j, n);
+}
+
+static int j_null(void *c) { return jscalar(c, "null", 4, 0); }
+static int j_bool(void *c, int b) { return jscalar(c, b ? "true" : "false", b ? 4 : 5, 0); }
+static int j_number(void *c, const char *s, size_t len) { return jscalar(c, s, len, 0); }
+static int j_string(void *c, const unsigned char *s, size_t len) { return jscalar(c, (const char *)s, len, 1); }
+
+static int j_open(jctx *j, doc_type t)
+{
+    if (j->depth > MAX_DEPTH) {
+        j->too_deep = 1;
+        return 0;
+    }
+    doc_node *n = jnode(j, t);
+    if (!n || !jpush(j, n)) return 0;
+    j->depth++;
+    j->open[j->depth] = n;
+    j->starts[j->depth] = j->pending.n;
+    return 1;
+}
+
+static int j_close(jctx *j)
+{
+    doc_node *n = j->open[j->depth];
+    size_t start = j->starts[j->depth], count = j->pending.n - start;
+    n->kids = arena(j->d, (count ? count : 1) * sizeof *n->kids);
+    if (!n->kids) {
+        j->oom = 1;
+        return 0;
+    }
+    if (count) memcpy(n->kids, j->pending.v + start, count * sizeof *n->kids);
+    n->n = n->type == DOC_MAP ? count / 2 : count;
+    if (n->type == DOC_MAP)
+        for (size_t a = 0; a < n->n; a++)
+            for (size_t b = 0; b < a; b++)
+                if (!strcmp(n->kids[2 * a]->text, n->kids[2 * b]->text)) {
+                    snprintf(j->dup, sizeof j->dup, "%.60s", n->kids[2 * a]->text);
+                    return 0;
+                }
+    j->pending.n = start;
+    j->depth--;
+    return 1;
+}
+
+static int j_start_map(void *c) { return j_open(c, DOC_MAP); }
+static int j_start_array(void *c) { return j_open(c, DOC_SEQ); }
+static int j_end(void *c) { return j_close(c); }
+static int j_key(void *c, const unsigned char *s, size_t len) { return jscalar(c, (const char *)s, len, 1); }
+
+static const yajl_callbacks json_callbacks = {
+    j_null, j_bool, NULL, NULL, j_number, j_string, j_start_map, j_key, j_end, j_start_array, j_end,
+};
 
 doc *doc_parse_json(const char *text, size_t len, const char *source, int first_line, opm_error *err)
 {
@@ -345,23 +388,47 @@ doc *doc_parse_json(const char *text, size_t len, const char *source, int first_
         opm_err(err, OPM_ENOMEM, NULL, "out of memory");
         return NULL;
     }
-    json_error_t je;
-    json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!j) {
-        opm_err(err, OPM_EINVAL, NULL, "%s:%d:%d: invalid JSON: %s", d->source,
-                je.line > 0 ? je.line + first_line - 1 : first_line, je.column > 0 ? je.column : 1,
-                je.text);
+    jctx j = {.d = d, .line = first_line};
+    yajl_handle h = yajl_alloc(&json_callbacks, NULL, &j);
+    if (!h) {
+        doc_free(d);
+        opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        return NULL;
+    }
+    yajl_status st = yajl_parse(h, (const unsigned char *)text, len);
+    if (st == yajl_status_ok) st = yajl_complete_parse(h);
+    if (st != yajl_status_ok || !d->root) {
+        size_t off = yajl_get_bytes_consumed(h);
+        if (off > len) off = len;
+        int line = first_line, col = 1;
+        for (size_t i = 0; i < off; i++) {
+            if (text[i] == '\n') line++, col = 1;
+            else col++;
+        }
+        if (j.oom) {
+            opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        } else if (j.too_deep) {
+            opm_err(err, OPM_EINVAL, NULL, "%s:%d:%d: JSON nested too deeply", d->source, line, col);
+        } else if (j.dup[0]) {
+            opm_err(err, OPM_EINVAL, NULL, "%s:%d:%d: %s: duplicate key; expected each key once", d->source,
+                    line, col, j.dup);
+        } else if (!d->root) {
+            opm_err(err, OPM_EINVAL, NULL, "%s:%d:1: expected a document, got empty input", d->source, first_line);
+        } else {
+            unsigned char *msg = yajl_get_error(h, 0, (const unsigned char *)text, len);
+            char *nl = msg ? strchr((char *)msg, '\n') : NULL;
+            if (nl) *nl = '\0';
+            opm_err(err, OPM_EINVAL, NULL, "%s:%d:%d: invalid JSON: %s", d->source, line, col,
+                    msg ? (const char *)msg : "syntax error");
+            if (msg) yajl_free_error(h, msg);
+        }
+        yajl_free(h);
+        free(j.pending.v);
         doc_free(d);
         return NULL;
     }
-    d->root = from_json(d, j, first_line, 0);
-    json_decref(j);
-    if (!d->root) {
-        opm_err(err, OPM_EINVAL, NULL, "%s:%d:1: JSON nested too deeply or out of memory", d->source,
-                first_line);
-        doc_free(d);
-        return NULL;
-    }
+    yajl_free(h);
+    free(j.pending.v);
     return d;
 }
 

@@ -23,7 +23,7 @@ typedef struct doc doc;
 
 /* Parses YAML (JSON is accepted as YAML).  first_line offsets line numbers. */
 doc *doc_parse_yaml(const char *text, size_t len, const char *source, int first_line, opm_error *err);
-/* Parses one JSON value with jansson; nodes carry first_line, column 0. */
+/* Parses one JSON value (yajl); nodes carry first_line and column 0. */
 doc *doc_parse_json(const char *text, size_t len, const char *source, int first_line, opm_error *err);
 void doc_free(doc *d);
 const doc_node *doc_root(const doc *d);

@@ -6,6 +6,7 @@
  * a buffer without building objects. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,72 @@ void opm_format_double(double v, char *buf, size_t cap)
         snprintf(buf, cap, "%.*g", prec, v);
         if (strtod(buf, NULL) == v) return;
     }
+}
+
+/* Exact powers of ten up to 1e22; beyond that two multiplications, whose
+ * rounding is far below the 12th digit. */
+static double pow10i(int k)
+{
+    static const double p[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    double r = 1;
+    while (k > 22) r *= p[22], k -= 22;
+    return r * p[k];
+}
+
+void opm_format_sig12(double v, char *buf)
+{
+    if (v == 0 || !isfinite(v)) {
+        strcpy(buf, v == 0 ? "0" : "null");
+        return;
+    }
+    char *o = buf;
+    if (v < 0) *o++ = '-', v = -v;
+    int e = (int)floor(log10(v));
+    uint64_t m;
+    for (int tries = 0;; tries++) {
+        int k = 11 - e;
+        double scaled = v;
+        for (; k > 280; k -= 100) scaled *= 1e100;
+        for (; k < -280; k += 100) scaled /= 1e100;
+        scaled = k >= 0 ? scaled * pow10i(k) : scaled / pow10i(-k);
+        m = (uint64_t)llround(scaled);
+        if (m >= 1000000000000ULL && tries < 2) e++;
+        else if (m < 100000000000ULL && tries < 2) e--;
+        else break;
+    }
+    char dig[13];
+    for (int i = 11; i >= 0; i--) dig[i] = (char)('0' + m % 10), m /= 10;
+    int nd = 12;
+    while (nd > 1 && dig[nd - 1] == '0') nd--;
+    if (e >= -4 && e < 12) { /* the %g rule at 12 digits */
+        if (e < 0) {
+            *o++ = '0', *o++ = '.';
+            for (int i = -1; i > e; i--) *o++ = '0';
+            memcpy(o, dig, (size_t)nd), o += nd;
+        } else {
+            for (int i = 0; i <= e; i++) *o++ = i < nd ? dig[i] : '0';
+            if (nd > e + 1) {
+                *o++ = '.';
+                memcpy(o, dig + e + 1, (size_t)(nd - e - 1)), o += nd - e - 1;
+            }
+        }
+        *o = '\0';
+        return;
+    }
+    *o++ = dig[0];
+    if (nd > 1) {
+        *o++ = '.';
+        memcpy(o, dig + 1, (size_t)(nd - 1)), o += nd - 1;
+    }
+    sprintf(o, "e%+03d", e);
+}
+
+void sb_num(strbuf *b, double v)
+{
+    char buf[40];
+    opm_format_sig12(v, buf);
+    sb_puts(b, buf);
 }
 
 void sb_double(strbuf *b, double v)

@@ -23,6 +23,11 @@ void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Shortest decimal text that reads back as exactly v. */
 void sb_double(strbuf *b, double v);
 void sb_u64(strbuf *b, uint64_t v);
+/* v with 12 significant digits in the shortest %g-like form ("1.5e-05",
+ * "989400000000000", "0.25"): what predictions print.  Non-finite values
+ * print as null. */
+void sb_num(strbuf *b, double v);
+void opm_format_sig12(double v, char *buf);
 /* A JSON string literal, escaped. */
 void sb_json_string(strbuf *b, const char *s);
 /* Shortest round-trip text of v into buf (at least 32 bytes). */

@@ -94,21 +94,29 @@ void opm_profile_write_json(const opm_profile *p, strbuf *b)
 {
     sb_puts(b, "{\"name\": ");
     sb_json_string(b, p->name ? p->name : "");
-    sb_printf(b, ", \"kind\": \"%s\", \"phase\": \"%s\", \"model\": ", opm_kind_name(p->kind),
-              opm_phase_name(p->phase));
+    sb_puts(b, ", \"kind\": \"");
+    sb_puts(b, opm_kind_name(p->kind));
+    sb_puts(b, "\", \"phase\": \"");
+    sb_puts(b, opm_phase_name(p->phase));
+    sb_puts(b, "\", \"model\": ");
     sb_json_string(b, p->model ? p->model : "");
     sb_puts(b, ", \"hardware\": ");
     sb_json_string(b, p->hardware ? p->hardware : "");
     sb_puts(b, ", \"latency_s\": ");
-    sb_double(b, p->latency_s);
+    sb_num(b, p->latency_s);
     sb_puts(b, ", \"flops\": ");
     sb_u64(b, p->flops);
-    sb_printf(b, ", \"engine\": \"%s\", \"bound\": \"%s\", \"arithmetic_intensity\": ",
-              opm_engine_name(p->engine), opm_bound_name(p->bound));
-    sb_double(b, p->arithmetic_intensity);
+    sb_puts(b, ", \"engine\": \"");
+    sb_puts(b, opm_engine_name(p->engine));
+    sb_puts(b, "\", \"bound\": \"");
+    sb_puts(b, opm_bound_name(p->bound));
+    sb_puts(b, "\", \"arithmetic_intensity\": ");
+    sb_num(b, p->arithmetic_intensity);
     sb_puts(b, ", \"memory_access\": {");
     for (size_t i = 0; i < p->level_count; i++) {
-        sb_printf(b, "%s\"%s\": {\"read_bytes\": ", i ? ", " : "", p->levels[i].name);
+        sb_puts(b, i ? ", \"" : "\"");
+        sb_puts(b, p->levels[i].name);
+        sb_puts(b, "\": {\"read_bytes\": ");
         sb_u64(b, p->levels[i].read_bytes);
         sb_puts(b, ", \"write_bytes\": ");
         sb_u64(b, p->levels[i].write_bytes);
@@ -123,15 +131,17 @@ void opm_profile_write_json(const opm_profile *p, strbuf *b)
     sb_puts(b, ", \"workspace_bytes\": ");
     sb_u64(b, p->workspace_bytes);
     sb_puts(b, "}, \"energy_j\": ");
-    sb_double(b, p->energy_j);
+    sb_num(b, p->energy_j);
     sb_puts(b, ", \"energy_breakdown\": {\"compute_j\": ");
-    sb_double(b, p->compute_energy_j);
+    sb_num(b, p->compute_energy_j);
     for (size_t i = 0; i < p->level_count; i++) {
-        sb_printf(b, ", \"%s_j\": ", p->levels[i].name);
-        sb_double(b, p->levels[i].energy_j);
+        sb_puts(b, ", \"");
+        sb_puts(b, p->levels[i].name);
+        sb_puts(b, "_j\": ");
+        sb_num(b, p->levels[i].energy_j);
     }
     sb_puts(b, ", \"static_j\": ");
-    sb_double(b, p->static_energy_j);
+    sb_num(b, p->static_energy_j);
     sb_puts(b, "}, \"diagnostics\": {");
     for (size_t i = 0; i < p->diag_count; i++) {
         const opm_diag *dg = &p->diags[i];
@@ -139,7 +149,7 @@ void opm_profile_write_json(const opm_profile *p, strbuf *b)
         sb_json_string(b, dg->key);
         sb_puts(b, ": ");
         if (dg->is_text) sb_json_string(b, dg->text);
-        else sb_double(b, dg->number);
+        else sb_num(b, dg->number);
     }
     sb_puts(b, "}}");
 }
