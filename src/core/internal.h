@@ -45,6 +45,13 @@ static inline uint64_t opm_bytes(uint64_t elems, opm_dtype dt, int *ok)
 uint64_t opm_tensor_elems(const opm_tensor *t, int *ok);
 uint64_t opm_tensor_bytes(const opm_tensor *t, int *ok);
 
+/* The canonical names, NULL-terminated (dtypes end with the "fp8" alias),
+ * for parsers and "did you mean" suggestions. */
+extern const char *const opm_dtype_name_list[];
+extern const char *const opm_kind_name_list[];
+extern const char *const opm_phase_name_list[];
+extern const char *const opm_role_name_list[];
+
 /* Bounded string copy that always terminates. */
 void opm_strlcpy(char *dst, const char *src, size_t cap);
 /* Levenshtein-closest candidate from a NULL-terminated list (NULL if none

@@ -3,10 +3,12 @@
 #include <string.h>
 #include "internal.h"
 
-static const char *const dtype_names[OPM_DTYPE_COUNT] = {
+/* NULL-terminated, with the "fp8" alias last, for parsers and suggestions. */
+const char *const opm_dtype_name_list[OPM_DTYPE_COUNT + 2] = {
     "fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "fp4_e2m1",
-    "int32", "int64", "bool",
+    "int32", "int64", "bool", "fp8", NULL,
 };
+#define dtype_names opm_dtype_name_list
 /* tf32 is stored as 32-bit floats; only the tensor math is reduced. */
 static const unsigned dtype_bits[OPM_DTYPE_COUNT] = {64, 32, 32, 16, 16, 8, 8, 8, 4, 4, 32, 64, 8};
 
@@ -25,10 +27,11 @@ int opm_dtype_parse(const char *name, opm_dtype *out)
     return -1;
 }
 
-static const char *const kind_names[OPM_KIND_COUNT] = {
+const char *const opm_kind_name_list[OPM_KIND_COUNT + 1] = {
     "gemm", "batched_gemm", "attention_prefill", "attention_decode", "softmax", "layernorm",
-    "rmsnorm", "elementwise", "reduction", "embedding", "copy",
+    "rmsnorm", "elementwise", "reduction", "embedding", "copy", NULL,
 };
+#define kind_names opm_kind_name_list
 const char *opm_kind_name(opm_kind k) { return (unsigned)k < OPM_KIND_COUNT ? kind_names[k] : "?"; }
 int opm_kind_parse(const char *name, opm_kind *out)
 {
@@ -37,9 +40,10 @@ int opm_kind_parse(const char *name, opm_kind *out)
     return -1;
 }
 
-static const char *const phase_names[OPM_PHASE_COUNT] = {
-    "inference", "train_fwd", "train_bwd", "prefill", "decode",
+const char *const opm_phase_name_list[OPM_PHASE_COUNT + 1] = {
+    "inference", "train_fwd", "train_bwd", "prefill", "decode", NULL,
 };
+#define phase_names opm_phase_name_list
 const char *opm_phase_name(opm_phase p) { return (unsigned)p < OPM_PHASE_COUNT ? phase_names[p] : "?"; }
 int opm_phase_parse(const char *name, opm_phase *out)
 {
@@ -48,7 +52,8 @@ int opm_phase_parse(const char *name, opm_phase *out)
     return -1;
 }
 
-static const char *const role_names[OPM_ROLE_COUNT] = {"input", "weight", "output", "grad", "workspace"};
+const char *const opm_role_name_list[OPM_ROLE_COUNT + 1] = {"input", "weight", "output", "grad", "workspace", NULL};
+#define role_names opm_role_name_list
 const char *opm_role_name(opm_role r) { return (unsigned)r < OPM_ROLE_COUNT ? role_names[r] : "?"; }
 int opm_role_parse(const char *name, opm_role *out)
 {

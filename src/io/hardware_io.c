@@ -77,9 +77,7 @@ static int dtype_map(ctx *c, const doc_node *m, const char *field, double *vals,
         char f[OPM_ERROR_FIELD_MAX];
         snprintf(f, sizeof f, "%s.%s", field, k->text);
         if (opm_dtype_parse(k->text, &dt)) {
-            static const char *const names[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2",
-                                                "int8", "int4", "fp4_e2m1", "int32", "int64", "bool", NULL};
-            const char *hint = opm_closest(k->text, names);
+            const char *hint = opm_closest(k->text, opm_dtype_name_list);
             opm_err(c->err, OPM_EINVAL, f, "expected a dtype name, got '%.40s'%s%s%s", k->text,
                     hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
             doc_error_at(c->d, k, c->err);

@@ -9,17 +9,8 @@
 #include "doc.h"
 #include "io_internal.h"
 
-static const char *const kind_names[] = {
-    "gemm", "batched_gemm", "attention_prefill", "attention_decode", "softmax", "layernorm",
-    "rmsnorm", "elementwise", "reduction", "embedding", "copy", NULL,
-};
-static const char *const phase_names[] = {"inference", "train_fwd", "train_bwd", "prefill", "decode", NULL};
 static const char *const full_keys[] = {"name", "kind", "phase", "tensors", "attrs", NULL};
 static const char *const tensor_keys[] = {"role", "shape", "dtype", "layout", NULL};
-static const char *const dtype_names[] = {
-    "fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2", "int8", "int4", "fp4_e2m1",
-    "int32", "int64", "bool", "fp8", NULL,
-};
 
 static int in_list(const char *s, const char *const *list)
 {
@@ -120,12 +111,11 @@ static int add_tensor(const doc *d, const doc_node *t, size_t idx, opm_op *op, o
             return fail_at(d, t, err, f2, "missing; every tensor needs role, shape and dtype%s%s", "", "");
         }
     const char *role_s, *dt_s, *layout = NULL;
-    static const char *const roles[] = {"input", "weight", "output", "grad", "workspace", NULL};
     snprintf(f2, sizeof f2, "%s.role", field);
-    if (read_name(d, doc_get(t, "role"), f2, roles, "a role (input, weight, output, grad, workspace)", &role_s, err))
+    if (read_name(d, doc_get(t, "role"), f2, opm_role_name_list, "a role (input, weight, output, grad, workspace)", &role_s, err))
         return OPM_EINVAL;
     snprintf(f2, sizeof f2, "%s.dtype", field);
-    if (read_name(d, doc_get(t, "dtype"), f2, dtype_names,
+    if (read_name(d, doc_get(t, "dtype"), f2, opm_dtype_name_list,
                   "a dtype (fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 int8 int4 fp4_e2m1 int32 int64 bool)", &dt_s, err))
         return OPM_EINVAL;
     if (doc_get(t, "layout")) {
@@ -207,10 +197,10 @@ opm_op *opm_op_from_doc(const doc *d, opm_error *err)
         return NULL;
     }
     const char *kind_s, *name = NULL, *phase_s = "inference";
-    if (read_name(d, kn, "kind", kind_names, "a known op kind (see `opmodel ops`)", &kind_s, err)) return NULL;
+    if (read_name(d, kn, "kind", opm_kind_name_list, "a known op kind (see `opmodel ops`)", &kind_s, err)) return NULL;
     if (doc_get(root, "name") && scalar_string(d, doc_get(root, "name"), "name", &name, err)) return NULL;
     if (doc_get(root, "phase") &&
-        read_name(d, doc_get(root, "phase"), "phase", phase_names,
+        read_name(d, doc_get(root, "phase"), "phase", opm_phase_name_list,
                   "a phase (train_fwd, train_bwd, prefill, decode, inference)", &phase_s, err))
         return NULL;
     opm_kind kind;

@@ -131,9 +131,7 @@ int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *
     if (!opm_op_has(op, key)) { *out = dflt; return 0; }
     const char *s = opm_op_get_string(op, key, NULL);
     if (!s || opm_dtype_parse(s, out)) {
-        static const char *const names[] = {"fp64", "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "fp8_e5m2",
-                                            "int8", "int4", "fp4_e2m1", "int32", "int64", "bool", "fp8", NULL};
-        const char *hint = s ? opm_closest(s, names) : NULL;
+        const char *hint = s ? opm_closest(s, opm_dtype_name_list) : NULL;
         char got[96] = "";
         if (s) snprintf(got, sizeof got, ", got '%.40s'", s);
         return opm_err(err, OPM_EINVAL, key,
