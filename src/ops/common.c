@@ -192,3 +192,15 @@ uint64_t opm_role_bytes(const opm_op *op, opm_role role, int *ok)
     }
     return s;
 }
+
+int opm_short_same_shape(opm_op *op, opm_error *err)
+{
+    int64_t s[OPM_MAX_RANK];
+    int r;
+    opm_dtype dt, odt;
+    if (opm_short_shape(op, "shape", s, &r, err) || opm_short_dtypes(op, &dt, &odt, err) ||
+        opm_op_add_tensor(op, OPM_ROLE_INPUT, s, r, dt, NULL, err) ||
+        opm_op_add_tensor(op, OPM_ROLE_OUTPUT, s, r, odt, NULL, err))
+        return err ? (int)err->code : OPM_EINVAL;
+    return 0;
+}

@@ -31,18 +31,6 @@ static int count(const opm_op *op, opm_counts *c, opm_error *err)
     return 0;
 }
 
-static int from_short(opm_op *op, opm_error *err)
-{
-    int64_t s[OPM_MAX_RANK];
-    int r;
-    opm_dtype dt, odt;
-    if (opm_short_shape(op, "shape", s, &r, err) || opm_short_dtypes(op, &dt, &odt, err) ||
-        opm_op_add_tensor(op, OPM_ROLE_INPUT, s, r, dt, NULL, err) ||
-        opm_op_add_tensor(op, OPM_ROLE_OUTPUT, s, r, odt, NULL, err))
-        return err ? (int)err->code : OPM_EINVAL;
-    return 0;
-}
-
 static const opm_attr_def attrs[] = {{NULL, 0, 0, NULL}};
 static const opm_attr_def short_keys[] = {
     {"shape", OPM_ATTR_INTS, 0, "shape of the tensor"},
@@ -52,6 +40,6 @@ static const opm_attr_def short_keys[] = {
 const opm_kind_def opm_kind_copy = {
     OPM_KIND_COPY, "copy", "tensor copy or dtype conversion",
     "input x [...], output y (same element count; dtype may differ)",
-    attrs, short_keys, from_short, validate, count,
+    attrs, short_keys, opm_short_same_shape, validate, count,
     {1, 0, 1, 0, -1},
 };

@@ -74,6 +74,9 @@ int opm_short_dtypes(opm_op *op, opm_dtype *dt, opm_dtype *out_dt, opm_error *er
 /* Short form: reads and removes a shape list key. */
 int opm_short_shape(opm_op *op, const char *key, int64_t *shape, int *rank, opm_error *err);
 int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *out, opm_error *err);
+/* Short form `shape` + dtype/out_dtype → one input x and an output of the
+ * same shape: the from_short of every shape-preserving kind. */
+int opm_short_same_shape(opm_op *op, opm_error *err);
 /* "[2, 3]" */
 void opm_shape_text(const int64_t *s, int r, char *buf, size_t cap);
 /* numpy broadcasting of two shapes; -1 if incompatible. */

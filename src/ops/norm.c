@@ -88,18 +88,6 @@ static int count(const opm_op *op, opm_counts *c, opm_error *err)
     return 0;
 }
 
-static int from_short(opm_op *op, opm_error *err)
-{
-    int64_t s[OPM_MAX_RANK];
-    int r;
-    opm_dtype dt, odt;
-    if (opm_short_shape(op, "shape", s, &r, err) || opm_short_dtypes(op, &dt, &odt, err) ||
-        opm_op_add_tensor(op, OPM_ROLE_INPUT, s, r, dt, NULL, err) ||
-        opm_op_add_tensor(op, OPM_ROLE_OUTPUT, s, r, odt, NULL, err))
-        return err ? (int)err->code : OPM_EINVAL;
-    return 0;
-}
-
 static const opm_attr_def ln_attrs[] = {
     {"normalized_shape", OPM_ATTR_INTS, 0, "trailing dims normalised over (default the last)"},
     {"affine", OPM_ATTR_BOOL, 0, "learned scale gamma (default true)"},
@@ -121,13 +109,13 @@ static const opm_attr_def short_keys[] = {
 const opm_kind_def opm_kind_layernorm = {
     OPM_KIND_LAYERNORM, "layernorm", "layer normalisation over trailing dims",
     "input x [...], output y (same shape), optional weights gamma and beta",
-    ln_attrs, short_keys, from_short, validate, count,
+    ln_attrs, short_keys, opm_short_same_shape, validate, count,
     {1, 2, 1, 0, -1},
 };
 
 const opm_kind_def opm_kind_rmsnorm = {
     OPM_KIND_RMSNORM, "rmsnorm", "RMS normalisation over trailing dims",
     "input x [...], output y (same shape), optional weight gamma",
-    rms_attrs, short_keys, from_short, validate, count,
+    rms_attrs, short_keys, opm_short_same_shape, validate, count,
     {1, 1, 1, 0, -1},
 };

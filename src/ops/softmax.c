@@ -40,18 +40,6 @@ static int count(const opm_op *op, opm_counts *c, opm_error *err)
     return 0;
 }
 
-static int from_short(opm_op *op, opm_error *err)
-{
-    int64_t s[OPM_MAX_RANK];
-    int r;
-    opm_dtype dt, odt;
-    if (opm_short_shape(op, "shape", s, &r, err) || opm_short_dtypes(op, &dt, &odt, err) ||
-        opm_op_add_tensor(op, OPM_ROLE_INPUT, s, r, dt, NULL, err) ||
-        opm_op_add_tensor(op, OPM_ROLE_OUTPUT, s, r, odt, NULL, err))
-        return err ? (int)err->code : OPM_EINVAL;
-    return 0;
-}
-
 static const opm_attr_def attrs[] = {
     {"dim", OPM_ATTR_INT, 0, "dimension normalised over (default -1)"},
     {NULL, 0, 0, NULL},
@@ -63,6 +51,6 @@ static const opm_attr_def short_keys[] = {
 
 const opm_kind_def opm_kind_softmax = {
     OPM_KIND_SOFTMAX, "softmax", "softmax along one dimension",
-    "input x [...], output y (same shape)", attrs, short_keys, from_short, validate, count,
+    "input x [...], output y (same shape)", attrs, short_keys, opm_short_same_shape, validate, count,
     {1, 0, 1, 0, -1},
 };

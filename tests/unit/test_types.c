@@ -7,7 +7,7 @@ Test(types, dtype_names_round_trip)
     for (int i = 0; i < OPM_DTYPE_COUNT; i++) {
         opm_dtype d;
         cr_assert_eq(opm_dtype_parse(opm_dtype_name((opm_dtype)i), &d), 0);
-        cr_assert_eq(d, i);
+        cr_assert_eq((int)d, i);
     }
     opm_dtype d;
     cr_assert_eq(opm_dtype_parse("fp8", &d), 0);
@@ -30,12 +30,12 @@ Test(types, kinds_phases_roles)
     for (int i = 0; i < OPM_KIND_COUNT; i++) {
         opm_kind k;
         cr_assert_eq(opm_kind_parse(opm_kind_name((opm_kind)i), &k), 0);
-        cr_assert_eq(k, i);
+        cr_assert_eq((int)k, i);
     }
     for (int i = 0; i < OPM_PHASE_COUNT; i++) {
         opm_phase p;
         cr_assert_eq(opm_phase_parse(opm_phase_name((opm_phase)i), &p), 0);
-        cr_assert_eq(p, i);
+        cr_assert_eq((int)p, i);
     }
     for (int i = 0; i < OPM_ROLE_COUNT; i++) {
         opm_role r;
