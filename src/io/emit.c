@@ -74,8 +74,7 @@ void opm_format_double(double v, char *buf, size_t cap)
         return;
     }
     /* Integers below 2^53 print without exponent or fraction. */
-    if (v == (double)(int64_t)v && v < 9007199254740992.0 && v > -9007199254740992.0 &&
-        (v >= 1e-3 || v <= -1e-3) && (v < 1e15 && v > -1e15)) {
+    if (v < 1e15 && v > -1e15 && v == (double)(int64_t)v) {
         snprintf(buf, cap, "%" PRId64, (int64_t)v);
         return;
     }

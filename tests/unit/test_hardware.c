@@ -185,3 +185,24 @@ Test(hardware, open_by_name_or_path)
     cr_assert_null(opm_hardware_open("h100sxm", &err));
     cr_assert(strstr(err.message, "did you mean 'h100_sxm'"), "%s", err.message);
 }
+
+/* Inputs the fuzzer once crashed on: each must load (or fail cleanly),
+ * emit and reload to an equal object. */
+Test(hardware, fuzz_regressions)
+{
+    const char *files[] = {"tests/data/fuzz_regressions/hw_huge_peak.yaml"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char p[512];
+        opm_error err;
+        opm_hardware *hw = opm_hardware_load_file(src_path(files[i], p, sizeof p), &err);
+        if (!hw) continue;
+        char *y = opm_hardware_to_yaml(hw, &err);
+        cr_assert_not_null(y);
+        opm_hardware *back = opm_hardware_load_string(y, strlen(y), "<y>", &err);
+        cr_assert_not_null(back, "%s", err.message);
+        cr_assert(opm_hardware_equal(hw, back));
+        opm_hardware_free(back);
+        free(y);
+        opm_hardware_free(hw);
+    }
+}
