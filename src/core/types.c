@@ -29,7 +29,9 @@ int opm_dtype_parse(const char *name, opm_dtype *out)
 
 const char *const opm_kind_name_list[OPM_KIND_COUNT + 1] = {
     "gemm", "batched_gemm", "attention_prefill", "attention_decode", "softmax", "layernorm",
-    "rmsnorm", "elementwise", "reduction", "embedding", "copy", NULL,
+    "rmsnorm", "elementwise", "reduction", "embedding", "copy", "grouped_gemm", "conv", "attention",
+    "batchnorm", "groupnorm", "instancenorm", "cross_entropy", "rope", "causal_conv1d", "mamba_ssd",
+    "moe_dispatch", "moe_combine", "fused_moe", NULL,
 };
 #define kind_names opm_kind_name_list
 const char *opm_kind_name(opm_kind k) { return (unsigned)k < OPM_KIND_COUNT ? kind_names[k] : "?"; }

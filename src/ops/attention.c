@@ -209,3 +209,5 @@ opm_op *opm_op_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t h
     }
     return op;
 }
+
+OPM_KIND_PENDING(opm_kind_attention, OPM_KIND_ATTENTION, "attention");

@@ -16,7 +16,32 @@ static const opm_kind_def *const kinds[OPM_KIND_COUNT] = {
     [OPM_KIND_REDUCTION] = &opm_kind_reduction,
     [OPM_KIND_EMBEDDING] = &opm_kind_embedding,
     [OPM_KIND_COPY] = &opm_kind_copy,
+    [OPM_KIND_GROUPED_GEMM] = &opm_kind_grouped_gemm,
+    [OPM_KIND_CONV] = &opm_kind_conv,
+    [OPM_KIND_ATTENTION] = &opm_kind_attention,
+    [OPM_KIND_BATCHNORM] = &opm_kind_batchnorm,
+    [OPM_KIND_GROUPNORM] = &opm_kind_groupnorm,
+    [OPM_KIND_INSTANCENORM] = &opm_kind_instancenorm,
+    [OPM_KIND_CROSS_ENTROPY] = &opm_kind_cross_entropy,
+    [OPM_KIND_ROPE] = &opm_kind_rope,
+    [OPM_KIND_CAUSAL_CONV1D] = &opm_kind_causal_conv1d,
+    [OPM_KIND_MAMBA_SSD] = &opm_kind_mamba_ssd,
+    [OPM_KIND_MOE_DISPATCH] = &opm_kind_moe_dispatch,
+    [OPM_KIND_MOE_COMBINE] = &opm_kind_moe_combine,
+    [OPM_KIND_FUSED_MOE] = &opm_kind_fused_moe,
 };
+
+int opm_kind_pending_validate(const opm_op *op, opm_error *err)
+{
+    return opm_err(err, OPM_EUNSUPPORTED, "kind", "kind %s is not implemented yet",
+                   opm_kind_name(opm_op_kind(op)));
+}
+
+int opm_kind_pending_count(const opm_op *op, opm_counts *c, opm_error *err)
+{
+    (void)c;
+    return opm_kind_pending_validate(op, err);
+}
 
 const opm_kind_def *opm_kind_def_get(opm_kind k) { return kinds[k]; }
 

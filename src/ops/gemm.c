@@ -203,3 +203,5 @@ opm_op *opm_op_gemm(int64_t m, int64_t n, int64_t k, opm_dtype dtype, opm_error 
     }
     return op;
 }
+
+OPM_KIND_PENDING(opm_kind_grouped_gemm, OPM_KIND_GROUPED_GEMM, "grouped_gemm");

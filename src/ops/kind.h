@@ -87,6 +87,19 @@ uint64_t opm_role_bytes(const opm_op *op, opm_role role, int *ok);
 /* The kind tables, one per file. */
 extern const opm_kind_def opm_kind_gemm, opm_kind_batched_gemm, opm_kind_attention_prefill,
     opm_kind_attention_decode, opm_kind_softmax, opm_kind_layernorm, opm_kind_rmsnorm,
-    opm_kind_elementwise, opm_kind_reduction, opm_kind_embedding, opm_kind_copy;
+    opm_kind_elementwise, opm_kind_reduction, opm_kind_embedding, opm_kind_copy, opm_kind_grouped_gemm,
+    opm_kind_conv, opm_kind_attention, opm_kind_batchnorm, opm_kind_groupnorm, opm_kind_instancenorm,
+    opm_kind_cross_entropy, opm_kind_rope, opm_kind_causal_conv1d, opm_kind_mamba_ssd, opm_kind_moe_dispatch,
+    opm_kind_moe_combine, opm_kind_fused_moe;
+
+/* TEMPORARY scaffolding while the op-library work is in progress: a kind
+ * that refuses every op.  Each use is replaced by the real kind. */
+int opm_kind_pending_validate(const opm_op *op, opm_error *err);
+int opm_kind_pending_count(const opm_op *op, opm_counts *c, opm_error *err);
+#define OPM_KIND_PENDING(var, KIND, name_)                                                  \
+    static const opm_attr_def var##_attrs[] = {{NULL, 0, 0, NULL}};                        \
+    const opm_kind_def var = {KIND, name_, "(in progress)", "(in progress)", var##_attrs,   \
+                              NULL, NULL, opm_kind_pending_validate, opm_kind_pending_count, \
+                              {-1, -1, -1, -1, -1}}
 
 #endif

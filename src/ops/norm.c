@@ -119,3 +119,7 @@ const opm_kind_def opm_kind_rmsnorm = {
     rms_attrs, short_keys, opm_short_same_shape, validate, count,
     {1, 1, 1, 0, -1},
 };
+
+OPM_KIND_PENDING(opm_kind_batchnorm, OPM_KIND_BATCHNORM, "batchnorm");
+OPM_KIND_PENDING(opm_kind_groupnorm, OPM_KIND_GROUPNORM, "groupnorm");
+OPM_KIND_PENDING(opm_kind_instancenorm, OPM_KIND_INSTANCENORM, "instancenorm");

@@ -54,3 +54,5 @@ const opm_kind_def opm_kind_softmax = {
     "input x [...], output y (same shape)", attrs, short_keys, opm_short_same_shape, validate, count,
     {1, 0, 1, 0, -1},
 };
+
+OPM_KIND_PENDING(opm_kind_cross_entropy, OPM_KIND_CROSS_ENTROPY, "cross_entropy");
