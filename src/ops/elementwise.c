@@ -1,15 +1,47 @@
-/* elementwise.c — `elementwise`: one or more inputs broadcast together
- * (numpy rules; a rank-0 input is a scalar operand) into one output.
- *   forward   vector out_elems · w, where w = op_count_per_element, else the
- *             weight of `op` in flop_weights.h, else 1; reads every input,
- *             writes the output.
- *   train_bwd vector out_elems · w; reads dy and every input, writes one
- *             gradient per input (broadcast inputs receive reduced grads). */
+/* elementwise.c — `elementwise`: a pointwise function of one or more inputs
+ * broadcast together with numpy rules into one output.  A rank-0 input is a
+ * 0-dim tensor operand (read once, one element in its dtype); a Python
+ * scalar that the kernel receives as an argument is no tensor and is left
+ * out.  Fused gated activations (`silu_mul`, `gelu_mul`, ...) take either
+ * two inputs g and u, or one input [..., 2H] split in halves → [..., H].
+ *
+ * With w_f, w_b the forward and backward weights of `op` in flop_weights.h
+ * (`op_count_per_element` overrides both), n = output elements:
+ *   forward   vector n·w_f; reads every input, writes y.
+ *   train_bwd vector n·w_b; reads dy and (unless the gradient is dy itself:
+ *             add, sub, neg, copy, cast) every input; writes one gradient per
+ *             input at that input's shape (a broadcast input's is reduced). */
 #include <stdio.h>
 #include "flop_weights.h"
 #include "kind.h"
 
-static int out_shape(const opm_op *op, int64_t *shape, int *rank, opm_error *err)
+/* The table entry of `op`, NULL when absent or unknown; an error when the
+ * name is unknown and no op_count_per_element gives the weight. */
+static int entry(const opm_op *op, const opm_flop_weight **w, opm_error *err)
+{
+    *w = NULL;
+    const char *name = opm_op_get_string(op, "op", NULL);
+    if (!name) return 0;
+    *w = opm_flop_weight_find(name);
+    if (*w || opm_op_has(op, "op_count_per_element")) return 0;
+    const char *names[64];
+    char list[512];
+    size_t n = 0, o = 0;
+    for (const opm_flop_weight *t = opm_flop_weights; t->op && n < 63; t++) {
+        names[n++] = t->op;
+        if (o < sizeof list) o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? " " : "", t->op);
+    }
+    names[n] = NULL;
+    const char *hint = opm_closest(name, names);
+    return opm_err(err, OPM_EINVAL, "attrs.op",
+                   "expected a function of the FLOP-weight table (%s) or op_count_per_element, got '%s'%s%s%s",
+                   list, name, hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+}
+
+/* Output shape: the broadcast of the inputs, or for a gated function with
+ * one input that input with its last dimension halved. */
+static int out_shape(const opm_op *op, const opm_flop_weight *w, int64_t *shape, int *rank,
+                     opm_error *err)
 {
     *rank = 0;
     size_t n = 0;
@@ -27,22 +59,26 @@ static int out_shape(const opm_op *op, int64_t *shape, int *rank, opm_error *err
         *rank = r;
     }
     if (n == 0) return opm_err(err, OPM_EINVAL, "tensors", "kind elementwise needs at least one input tensor");
+    if (w && w->gated && n == 1) {
+        const opm_tensor *x = opm_op_find_tensor(op, OPM_ROLE_INPUT, 0);
+        if (x->rank == 0 || x->shape[x->rank - 1] % 2) {
+            char f[OPM_ERROR_FIELD_MAX];
+            opm_tensor_field(op, x, ".shape", f, sizeof f);
+            return opm_err(err, OPM_EINVAL, f,
+                           "expected a last dimension of even size (gate and up halves) for the one input of %s",
+                           w->op);
+        }
+        shape[*rank - 1] /= 2;
+    }
     return 0;
 }
 
-static int64_t weight(const opm_op *op)
+static int check(const opm_op *op, const opm_flop_weight **w, opm_error *err)
 {
-    if (opm_op_has(op, "op_count_per_element")) return opm_op_get_int(op, "op_count_per_element", 1);
-    const char *name = opm_op_get_string(op, "op", NULL);
-    int w = name ? opm_flop_weight_of(name) : -1;
-    return w >= 0 ? w : 1;
-}
-
-static int validate(const opm_op *op, opm_error *err)
-{
+    if (entry(op, w, err)) return OPM_EINVAL;
     int64_t s[OPM_MAX_RANK];
     int r;
-    if (out_shape(op, s, &r, err)) return OPM_EINVAL;
+    if (out_shape(op, *w, s, &r, err)) return OPM_EINVAL;
     const opm_tensor *y = opm_need_tensor(op, OPM_ROLE_OUTPUT, 0, 0, OPM_MAX_RANK, "output y", err);
     if (!y || opm_expect_shape(op, y, s, r, err)) return OPM_EINVAL;
     if (opm_op_get_int(op, "op_count_per_element", 0) < 0)
@@ -50,17 +86,30 @@ static int validate(const opm_op *op, opm_error *err)
     return 0;
 }
 
+static int validate(const opm_op *op, opm_error *err)
+{
+    const opm_flop_weight *w;
+    return check(op, &w, err);
+}
+
 static int count(const opm_op *op, opm_counts *c, opm_error *err)
 {
-    if (validate(op, err)) return OPM_EINVAL;
+    const opm_flop_weight *w;
+    if (check(op, &w, err)) return OPM_EINVAL;
     const opm_tensor *y = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
+    int bwd = opm_op_phase(op) == OPM_PHASE_TRAIN_BWD;
+    int64_t per = 1;
+    int reads_x = 1;
+    if (opm_op_has(op, "op_count_per_element")) per = opm_op_get_int(op, "op_count_per_element", 1);
+    else if (w) per = bwd ? w->bwd : w->fwd;
+    if (w && bwd) reads_x = w->bwd_reads_x;
     int ok = 1;
     uint64_t n = opm_tensor_elems(y, &ok), yb = opm_tensor_bytes(y, &ok);
     uint64_t in = opm_role_bytes(op, OPM_ROLE_INPUT, &ok);
     c->compute_dtype = y->dtype;
-    c->vector_flops = opm_mul(n, (uint64_t)weight(op), &ok);
-    if (opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) {
-        c->read_bytes = c->input_bytes = opm_add(yb, in, &ok);
+    c->vector_flops = opm_mul(n, (uint64_t)per, &ok);
+    if (bwd) {
+        c->read_bytes = c->input_bytes = opm_add(yb, reads_x ? in : 0, &ok);
         c->write_bytes = c->output_bytes = in;
     } else {
         c->read_bytes = c->input_bytes = in;
@@ -70,18 +119,27 @@ static int count(const opm_op *op, opm_counts *c, opm_error *err)
     return 0;
 }
 
+/* Whether `op` is a gated function given as one [..., 2H] input. */
+static int gated_one_input(opm_op *op, int n_inputs)
+{
+    const char *name = opm_op_get_string(op, "op", NULL);
+    const opm_flop_weight *w = name ? opm_flop_weight_find(name) : NULL;
+    return w && w->gated && n_inputs == 1;
+}
+
 static int from_short(opm_op *op, opm_error *err)
 {
     opm_dtype dt, odt;
     if (opm_short_dtypes(op, &dt, &odt, err)) return err ? (int)err->code : OPM_EINVAL;
     int64_t s[OPM_MAX_RANK], out[OPM_MAX_RANK];
-    int r, ro = 0;
+    int r, ro = 0, n_in = 0;
     if (opm_op_has(op, "shape")) {
         if (opm_short_shape(op, "shape", s, &r, err) ||
             opm_op_add_tensor(op, OPM_ROLE_INPUT, s, r, dt, NULL, err))
             return err ? (int)err->code : OPM_EINVAL;
         for (int i = 0; i < r; i++) out[i] = s[i];
         ro = r;
+        n_in = 1;
     } else {
         size_t i = 0;
         for (;; i++) {
@@ -114,24 +172,30 @@ static int from_short(opm_op *op, opm_error *err)
         }
         if (i == 0)
             return opm_err(err, OPM_EINVAL, "inputs", "missing; the short form of elementwise needs inputs or shape");
+        n_in = (int)i;
     }
+    /* A gated function of one input: the output is half its last dim (an odd
+     * or missing one is left for validate to report). */
+    if (gated_one_input(op, n_in) && ro > 0 && out[ro - 1] % 2 == 0) out[ro - 1] /= 2;
     return opm_op_add_tensor(op, OPM_ROLE_OUTPUT, out, ro, odt, NULL, err);
 }
 
 static const opm_attr_def attrs[] = {
-    {"op", OPM_ATTR_STRING, 0, "function name (add, mul, exp, gelu, silu_mul, ...); sets the FLOP weight"},
-    {"op_count_per_element", OPM_ATTR_INT, 0, "FLOPs per output element (overrides op; default 1)"},
+    {"op", OPM_ATTR_STRING, 0,
+     "function name (add, mul, exp, gelu, silu_mul, ...; the table in docs/ops.md); sets the FLOP weights"},
+    {"op_count_per_element", OPM_ATTR_INT, 0,
+     "FLOPs per output element, forward and backward (overrides op; default 1 without op)"},
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def short_keys[] = {
     {"shape", OPM_ATTR_INTS, 0, "shape of the single input"},
-    {"inputs", OPM_ATTR_INTS, 0, "list of input shapes, broadcast together"},
+    {"inputs", OPM_ATTR_INTS, 0, "list of input shapes, broadcast together ([] is a 0-dim tensor)"},
     {NULL, 0, 0, NULL},
 };
 
 const opm_kind_def opm_kind_elementwise = {
     OPM_KIND_ELEMENTWISE, "elementwise", "pointwise function of broadcast inputs",
-    "input x... (one or more, broadcastable), output y [broadcast shape]",
+    "input x... (one or more, broadcastable; one [..., 2H] for a gated op), output y [broadcast shape]",
     attrs, short_keys, from_short, validate, count,
     {-1, 0, 1, 0, -1},
 };
