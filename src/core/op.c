@@ -110,8 +110,10 @@ int opm_op_add_tensor(opm_op *op, opm_role role, const int64_t *shape, int rank,
 
 static attr *find_attr(const opm_op *op, const char *key)
 {
+    /* Counting looks attributes up by name on every call: compare the first
+     * byte before paying for strcmp. */
     for (size_t i = 0; i < op->n_attrs; i++)
-        if (strcmp(op->attrs[i].key, key) == 0) return &op->attrs[i];
+        if (op->attrs[i].key[0] == key[0] && strcmp(op->attrs[i].key, key) == 0) return &op->attrs[i];
     return NULL;
 }
 
