@@ -1,61 +1,310 @@
 /* attention.c — scaled dot-product attention as flash-attention runs it:
- * `attention_prefill` and `attention_decode` (decode reads a KV cache; the
- * arithmetic is the same, the shapes differ).
+ * `attention` (the generic name), `attention_prefill` and `attention_decode`.
+ * All three count the same way; the names say where the op sits in a model
+ * (decode only changes the short form's default seq_q to 1).
  *
- * Tensors q [B, Sq, H, Dqk], k [B, Skv, Hkv, Dqk], v [B, Skv, Hkv, Dv],
- * output [B, Sq, H, Dv] (layout "bhsd" on a tensor swaps S and H).  GQA/MQA
- * when Hkv divides H.  With `causal`, the mask is aligned to the bottom
- * right (query i sees keys j ≤ i + Skv − Sq), and n below counts exactly the
- * unmasked scores per (batch, head).
+ * Tensors, dense: q [B, Sq, H, Dqk], k [B, Skv, Hkv, Dqk], v [B, Skv, Hkv, Dv],
+ * o [B, Sq, H, Dv] (layout "bhsd" on a tensor swaps S and H).  Packed
+ * (variable-length batch, as flash_attn_varlen takes it): q [Tq, H, Dqk],
+ * k [Tkv, Hkv, Dqk], v [Tkv, Hkv, Dv], o [Tq, H, Dv] with the per-sequence
+ * lengths in attrs seq_lens (both sides), seq_lens_q, seq_lens_kv.  Hkv
+ * divides H (GQA/MQA); Dqk ≠ Dv is MLA.
  *
- *   forward   matrix 2·B·H·n·(Dqk + Dv)  (QKᵀ and PV)
- *             vector 5·B·H·n            (scale, max, subtract, exp, sum; see docs/ops.md)
- *             reads q, k, v; writes o — each once, in its own dtype
- *   train_bwd matrix 2·B·H·n·(2·Dqk + 2·Dv) plus 2·B·H·n·Dqk when the
- *             flash backward recomputes QKᵀ (`flash_recompute`, default true);
- *             vector 5·B·H·n; reads q, k, v, o, dO (+ P when not recomputed);
- *             writes dq, dk, dv. */
+ * Sequence b has sq queries and sk keys.  Query i sees the keys j with
+ *     i + sk − sq − L  ≤  j  ≤  i + sk − sq + R          (bottom-right aligned)
+ * with L = window_left, R = window_right (unbounded unless set; `causal`
+ * makes R = 0; sliding_window W sets L = W − 1, and R = W − 1 unless
+ * window_right is given).  The unmasked scores are
+ *     n_b = Σ_{i<sq} [clamp(i + sk − sq + R + 1, 0, sk) − clamp(i + sk − sq − L, 0, sk)]
+ * (piecewise linear in i with four kinks: at most five closed-form segment
+ * sums, O(1) per sequence), n = Σ_b n_b,
+ * Tq = Σ sq, Tkv = Σ kv_b with kv_b = sk, or ⌈sk/P⌉·P with page_size P.
+ *
+ *   forward   matrix 2·H·n·(Dqk + Dv)  (QKᵀ and PV)
+ *             vector 5·H·n            (scale, row max, subtract, exp, row sum)
+ *             reads Tq·H·Dqk of q, Tkv·Hkv·Dqk of k, Tkv·Hkv·Dv of v, each in
+ *             its own dtype, + Σ⌈sk/P⌉ block-table entries + fp32 K/V scales
+ *             (kv_scale tensor: 8 bytes, head: 8·Hkv, token: 8·Tkv·Hkv);
+ *             writes Tq·H·Dv of o
+ *   train_bwd matrix 2·H·n·(2·Dqk + 2·Dv), + 2·H·n·Dqk when the backward
+ *             recomputes QKᵀ (`flash_recompute`, default true);
+ *             vector 5·H·n with recompute (scale, − LSE, exp, dP − D, × P), 2·H·n
+ *             without, + 2·H·Tq·Dv for D = rowsum(dO∘O);
+ *             reads q, k, v, o, dO (+ P, H·n elements in q's dtype, without
+ *             recompute) and the K/V scales; writes dq, dk, dv. */
 #include <string.h>
 #include "kind.h"
 
+enum { SCALE_NONE, SCALE_TENSOR, SCALE_HEAD, SCALE_TOKEN };
+
 typedef struct attn_dims {
+    /* b sequences; sq/skv: the per-sequence lengths when uniform (dense: the
+     * padded S; packed: T/B), used where lq/lkv is NULL. */
     int64_t b, sq, skv, h, hkv, dqk, dv;
+    int packed;
+    const int64_t *lq, *lkv;
+    int causal, recompute, scale;
+    int64_t wl, wr;       /* window; -1 = unbounded */
+    int64_t page;         /* 0 = KV not paged */
+    opm_dtype bt_dtype;
     const opm_tensor *q, *k, *v, *o;
 } attn_dims;
 
-/* Unmasked score count of one (batch, head) pair. */
-static uint64_t scores(int64_t sq, int64_t skv, int causal, int *ok)
+/* clamp(i + s, 0, kmax) without leaving 64 bits (i, |s| < 2^63). */
+static uint64_t clampv(uint64_t i, int64_t s, uint64_t kmax)
 {
-    if (!causal) return opm_mul((uint64_t)sq, (uint64_t)skv, ok);
-    uint64_t q = (uint64_t)sq, kv = (uint64_t)skv;
-    if (kv >= q) /* every row sees Skv−Sq keys plus a triangle */
-        return opm_add(opm_mul(q, kv - q, ok), opm_mul(q, q + 1, ok) / 2, ok);
-    /* the first Sq−Skv rows see nothing; the last Skv rows form a triangle */
-    return opm_mul(kv, kv + 1, ok) / 2;
+    uint64_t v;
+    if (s >= 0) {
+        v = i + (uint64_t)s;
+    } else {
+        uint64_t neg = (uint64_t)0 - (uint64_t)s;
+        v = i > neg ? i - neg : 0;
+    }
+    return v < kmax ? v : kmax;
 }
+
+/* First i ≥ 0 with i + s ≥ target, capped at n: a kink of clampv. */
+static uint64_t kink(int64_t s, uint64_t target, uint64_t n)
+{
+    uint64_t x = s >= 0 ? ((uint64_t)s >= target ? 0 : target - (uint64_t)s)
+                        : target + ((uint64_t)0 - (uint64_t)s);
+    return x < n ? x : n;
+}
+
+/* m·(m−1)/2 without overflowing before the halving. */
+static uint64_t tri(uint64_t m, int *ok)
+{
+    if (m < 2) return 0;
+    return m % 2 ? opm_mul(m, (m - 1) / 2, ok) : opm_mul(m / 2, m - 1, ok);
+}
+
+/* Unmasked scores of one (sequence, head) pair: Σ_{i<sq} w(i) with
+ * w(i) = clamp(i + s1, 0, sk) − clamp(i + s2, 0, sk), s1 = sk − sq + R + 1,
+ * s2 = sk − sq − L.  w is linear (slope −1, 0 or 1) between the four kinks
+ * 0 ≤ a1 ≤ {b1, a2} ≤ b2 ≤ sq (a: where a clamp leaves 0, b: where it reaches
+ * sk), so each of the five segments sums in closed form from its end values;
+ * every term added is at most the result, so overflow is reported only when
+ * the count itself overflows. */
+static uint64_t scores(int64_t sq, int64_t sk, int causal, int64_t wl, int64_t wr, int *ok)
+{
+    uint64_t n = (uint64_t)sq, k = (uint64_t)sk;
+    if (wl < 0 || wl >= sk - 1) {
+        if (!causal && (wr < 0 || wr >= sq - 1)) return opm_mul(n, k, ok);
+        if (causal) /* plain bottom-right triangle */
+            return k >= n ? opm_add(opm_mul(n, k - n, ok), tri(n + 1, ok), ok) : tri(k + 1, ok);
+    }
+    /* Bounds at or past these are the same as no bound. */
+    int64_t l = wl < 0 || wl > sk - 1 ? sk - 1 : wl;
+    int64_t r = causal ? 0 : wr < 0 || wr > sq - 1 ? sq - 1 : wr;
+    int64_t s1 = sk - sq + r + 1, s2 = sk - sq - l;
+    uint64_t a1 = kink(s1, 0, n), b1 = kink(s1, k, n), a2 = kink(s2, 0, n), b2 = kink(s2, k, n);
+    uint64_t p[6] = {0, a1, b1 < a2 ? b1 : a2, b1 < a2 ? a2 : b1, b2, n};
+    uint64_t total = 0;
+    for (int i = 0; i < 5; i++) {
+        uint64_t lo = p[i], hi = p[i + 1];
+        if (hi == lo) continue;
+        uint64_t m = hi - lo;
+        uint64_t x = clampv(lo, s1, k) - clampv(lo, s2, k);
+        uint64_t z = clampv(hi - 1, s1, k) - clampv(hi - 1, s2, k);
+        total = opm_add(total, opm_add(opm_mul(m, x < z ? x : z, ok), x == z ? 0 : tri(m, ok), ok), ok);
+    }
+    return total;
+}
+
+static int is_bhsd(const opm_tensor *t) { return t->layout[0] == 'b' && strcmp(t->layout, "bhsd") == 0; }
 
 static void bshd(const opm_tensor *t, int64_t *b, int64_t *s, int64_t *h, int64_t *d)
 {
-    int hs = strcmp(t->layout, "bhsd") == 0;
+    if (t->rank == 3) { /* packed [T, H, D] */
+        *b = 1;
+        *s = t->shape[0];
+        *h = t->shape[1];
+        *d = t->shape[2];
+        return;
+    }
+    int hs = is_bhsd(t);
     *b = t->shape[0];
     *s = hs ? t->shape[2] : t->shape[1];
     *h = hs ? t->shape[1] : t->shape[2];
     *d = t->shape[3];
 }
 
+/* seq_lens, seq_lens_q, seq_lens_kv: lists found on the op (n = 0: absent). */
+static const char *const list_keys[3] = {"seq_lens", "seq_lens_q", "seq_lens_kv"};
+
+/* seq_lens (both sides) or seq_lens_q / seq_lens_kv, with equal lengths. */
+static int resolve_lists(const int64_t *const v[3], const size_t n[3], const int64_t **lq, size_t *nq,
+                         const int64_t **lkv, size_t *nkv, opm_error *err)
+{
+    *lq = v[1];
+    *nq = n[1];
+    *lkv = v[2];
+    *nkv = n[2];
+    if (n[0]) {
+        if (n[1] || n[2])
+            return opm_err(err, OPM_EINVAL, "attrs.seq_lens",
+                           "give seq_lens (the same lengths for queries and keys) or seq_lens_q/seq_lens_kv, not both");
+        *lq = *lkv = v[0];
+        *nq = *nkv = n[0];
+    }
+    if (*nq && *nkv && *nq != *nkv)
+        return opm_err(err, OPM_EINVAL, "attrs.seq_lens_kv", "expected %zu sequence lengths as in seq_lens_q, got %zu",
+                       *nq, *nkv);
+    return 0;
+}
+
+/* "attrs.<key>" in buf[32], for error fields. */
+static const char *list_field(char *buf, const char *key)
+{
+    strcpy(buf, "attrs.");
+    opm_strlcpy(buf + 6, key, 32 - 6);
+    return buf;
+}
+
+static int bad_list(opm_error *err, const char *key)
+{
+    char f[32];
+    return opm_err(err, OPM_EINVAL, list_field(f, key), "expected a non-empty list of sequence lengths");
+}
+
+static int bad_len(opm_error *err, const char *key, int64_t v, size_t i)
+{
+    char f[32];
+    return opm_err(err, OPM_EINVAL, list_field(f, key), "expected sequence lengths >= 1, got %lld at index %zu",
+                   (long long)v, i);
+}
+
+/* The attributes, in one pass over the op's keys (counting is on the hot
+ * path: one lookup per attribute present, none per attribute absent). */
+static int read_attrs(const opm_op *op, attn_dims *a, const int64_t *lv[3], size_t ln[3], opm_error *err)
+{
+    a->wl = a->wr = -1;
+    a->recompute = 1;
+    a->bt_dtype = OPM_INT32;
+    int64_t sw = 0;
+    int has_wl = 0, has_wr = 0, has_bt = 0;
+    size_t na = opm_op_attr_count(op);
+    for (size_t i = 0; i < na; i++) {
+        const char *key = opm_op_attr_key(op, i);
+        switch (key[0]) {
+        case 'c':
+            if (!strcmp(key, "causal")) a->causal = opm_op_get_bool(op, key, 0);
+            break;
+        case 'f':
+            if (!strcmp(key, "flash_recompute")) a->recompute = opm_op_get_bool(op, key, 1);
+            break;
+        case 'w':
+            if (!strcmp(key, "window_left") || !strcmp(key, "window_right")) {
+                int64_t w = opm_op_get_int(op, key, -1);
+                if (w < -1) {
+                    char f[32];
+                    return opm_err(err, OPM_EINVAL, list_field(f, key), "expected -1 (unbounded) or a window >= 0, got %lld",
+                                   (long long)w);
+                }
+                if (key[7] == 'l') { a->wl = w; has_wl = 1; }
+                else { a->wr = w; has_wr = 1; }
+            }
+            break;
+        case 's':
+            if (!strcmp(key, "sliding_window")) {
+                sw = opm_op_get_int(op, key, 0);
+                break;
+            }
+            for (int j = 0; j < 3; j++)
+                if (!strcmp(key, list_keys[j])) {
+                    ln[j] = opm_op_get_ints(op, key, &lv[j]);
+                    if (!ln[j]) return bad_list(err, key);
+                }
+            break;
+        case 'p':
+            if (!strcmp(key, "page_size")) a->page = opm_op_get_int(op, key, 0);
+            break;
+        case 'b':
+            if (!strcmp(key, "block_table_dtype")) {
+                const char *s = opm_op_get_string(op, key, "");
+                if (opm_dtype_parse(s, &a->bt_dtype) || (a->bt_dtype != OPM_INT32 && a->bt_dtype != OPM_INT64))
+                    return opm_err(err, OPM_EINVAL, "attrs.block_table_dtype", "expected int32 or int64, got '%s'", s);
+                has_bt = 1;
+            }
+            break;
+        case 'k':
+            if (!strcmp(key, "kv_scale")) {
+                static const char *const names[] = {"none", "tensor", "head", "token"};
+                const char *s = opm_op_get_string(op, key, "");
+                a->scale = -1;
+                for (int j = 0; j < 4; j++)
+                    if (!strcmp(s, names[j])) a->scale = j;
+                if (a->scale < 0)
+                    return opm_err(err, OPM_EINVAL, "attrs.kv_scale", "expected none, tensor, head or token, got '%s'", s);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+    if (sw) {
+        if (has_wl)
+            return opm_err(err, OPM_EINVAL, "attrs.sliding_window", "give sliding_window or window_left, not both");
+        a->wl = sw - 1;
+        if (!has_wr) a->wr = sw - 1;
+    }
+    if (has_bt && a->page <= 0)
+        return opm_err(err, OPM_EINVAL, "attrs.block_table_dtype", "a block table needs page_size (a paged KV cache)");
+    if (a->page < 0) a->page = 0;
+    if (a->page && opm_op_phase(op) == OPM_PHASE_TRAIN_BWD)
+        return opm_err(err, OPM_EINVAL, "attrs.page_size",
+                       "a paged KV cache is an inference layout; train_bwd takes dense or packed k and v");
+    return 0;
+}
+
 static int dims(const opm_op *op, attn_dims *a, opm_error *err)
 {
-    memset(a, 0, sizeof *a);
-    if (!(a->q = opm_need_tensor(op, OPM_ROLE_INPUT, 0, 4, 4, "query q", err)) ||
-        !(a->k = opm_need_tensor(op, OPM_ROLE_INPUT, 1, 4, 4, "key k", err)) ||
-        !(a->v = opm_need_tensor(op, OPM_ROLE_INPUT, 2, 4, 4, "value v", err)) ||
-        !(a->o = opm_need_tensor(op, OPM_ROLE_OUTPUT, 0, 4, 4, "output o", err)))
-        return OPM_EINVAL;
+    /* Field by field: a memset of the struct costs more than the rest here. */
+    a->lq = a->lkv = NULL;
+    a->causal = a->scale = 0;
+    a->page = 0;
+    a->o = NULL;
+    /* One pass over the tensors; opm_need_tensor words the error if any is
+     * missing or of the wrong rank. */
+    const opm_tensor *in[3] = {NULL, NULL, NULL};
+    int nin = 0;
+    size_t nt = opm_op_tensor_count(op);
+    for (size_t i = 0; i < nt; i++) {
+        const opm_tensor *t = opm_op_tensor(op, i);
+        if (t->role == OPM_ROLE_INPUT && nin < 3) in[nin++] = t;
+        else if (t->role == OPM_ROLE_OUTPUT && !a->o) a->o = t;
+    }
+    a->q = in[0];
+    a->k = in[1];
+    a->v = in[2];
+    int rank_ok = nin == 3 && a->o;
+    for (int i = 0; rank_ok && i < 3; i++) rank_ok = in[i]->rank >= 3 && in[i]->rank <= 4;
+    if (!rank_ok || a->o->rank < 3 || a->o->rank > 4) {
+        if (!(a->q = opm_need_tensor(op, OPM_ROLE_INPUT, 0, 3, 4, "query q", err)) ||
+            !(a->k = opm_need_tensor(op, OPM_ROLE_INPUT, 1, 3, 4, "key k", err)) ||
+            !(a->v = opm_need_tensor(op, OPM_ROLE_INPUT, 2, 3, 4, "value v", err)) ||
+            !(a->o = opm_need_tensor(op, OPM_ROLE_OUTPUT, 0, 3, 4, "output o", err)))
+            return OPM_EINVAL;
+    }
+    char f[OPM_ERROR_FIELD_MAX];
+    const opm_tensor *all[4] = {a->q, a->k, a->v, a->o};
+    for (int i = 1; i < 4; i++)
+        if (all[i]->rank != a->q->rank) {
+            opm_tensor_field(op, all[i], ".shape", f, sizeof f);
+            return opm_err(err, OPM_EINVAL, f, "expected %d dimensions like q (4: dense [B, S, H, D]; 3: packed [T, H, D]), got %d",
+                           a->q->rank, all[i]->rank);
+        }
+    a->packed = a->q->rank == 3;
+    if (a->packed)
+        for (int i = 0; i < 4; i++)
+            if (is_bhsd(all[i])) {
+                opm_tensor_field(op, all[i], ".layout", f, sizeof f);
+                return opm_err(err, OPM_EINVAL, f, "expected a packed [T, H, D] tensor; layout bhsd needs 4 dimensions");
+            }
     int64_t b2, d2, b3, s3, h3;
     bshd(a->q, &a->b, &a->sq, &a->h, &a->dqk);
     bshd(a->k, &b2, &a->skv, &a->hkv, &d2);
     bshd(a->v, &b3, &s3, &h3, &a->dv);
-    char f[OPM_ERROR_FIELD_MAX];
     if (b2 != a->b || d2 != a->dqk) {
         opm_tensor_field(op, a->k, ".shape", f, sizeof f);
         return opm_err(err, OPM_EINVAL, f, "expected batch %lld and head dim %lld to match q, got batch %lld and head dim %lld",
@@ -74,11 +323,72 @@ static int dims(const opm_op *op, attn_dims *a, opm_error *err)
                        (long long)h3);
     }
     int64_t want[4] = {a->b, a->sq, a->h, a->dv};
-    if (strcmp(a->o->layout, "bhsd") == 0) {
+    if (a->packed) {
+        want[0] = a->sq;
+        want[1] = a->h;
+        want[2] = a->dv;
+    } else if (is_bhsd(a->o)) {
         want[1] = a->h;
         want[2] = a->sq;
     }
-    return opm_expect_shape(op, a->o, want, 4, err);
+    const opm_tensor *o = a->o;
+    int r = a->packed ? 3 : 4, same = 1;
+    for (int i = 0; i < r; i++) same &= o->shape[i] == want[i];
+    if (!same && opm_expect_shape(op, o, want, r, err)) return OPM_EINVAL;
+
+    const int64_t *lv[3] = {NULL, NULL, NULL};
+    size_t ln[3] = {0, 0, 0}, nq, nkv;
+    if (read_attrs(op, a, lv, ln, err) || resolve_lists(lv, ln, &a->lq, &nq, &a->lkv, &nkv, err))
+        return OPM_EINVAL;
+    if (!nq && !nkv) {
+        if (a->packed)
+            return opm_err(err, OPM_EINVAL, "attrs.seq_lens",
+                           "missing; packed [T, H, D] tensors need seq_lens, seq_lens_q or seq_lens_kv");
+        return 0;
+    }
+    /* Dense: one valid length per batch entry, within the padded length.
+     * Packed: the lists split the T tokens into sequences (summing to T); a
+     * side without a list splits evenly. */
+    if (a->packed) a->b = (int64_t)(nq ? nq : nkv);
+    const int64_t *l[2] = {a->lq, a->lkv};
+    size_t n[2] = {nq, nkv};
+    int64_t *per[2] = {&a->sq, &a->skv};
+    const opm_tensor *t[2] = {a->q, a->k};
+    int both = a->lq == a->lkv;
+    for (int s = 0; s < 2; s++) {
+        const char *key = both ? list_keys[0] : list_keys[1 + s];
+        if (!n[s]) {
+            if (!a->packed) continue;
+            if (*per[s] % a->b) {
+                opm_tensor_field(op, t[s], ".shape", f, sizeof f);
+                return opm_err(err, OPM_EINVAL, f,
+                               "expected %s tokens divisible by the %lld sequences (or give %s), got %lld",
+                               s ? "kv" : "query", (long long)a->b, s ? "seq_lens_kv" : "seq_lens_q", (long long)*per[s]);
+            }
+            *per[s] /= a->b;
+            continue;
+        }
+        char lf[32];
+        if (!a->packed && n[s] != (size_t)a->b)
+            return opm_err(err, OPM_EINVAL, list_field(lf, key), "expected %lld lengths (the batch of q), got %zu",
+                           (long long)a->b, n[s]);
+        int64_t cap = *per[s];
+        uint64_t sum = 0;
+        int ok = 1;
+        for (size_t i = 0; i < n[s]; i++) {
+            int64_t x = l[s][i];
+            if (x < 1) return bad_len(err, key, x, i);
+            if (!a->packed && x > cap)
+                return opm_err(err, OPM_EINVAL, list_field(lf, key),
+                               "expected lengths <= %lld (the %s length of the tensors), got %lld at index %zu",
+                               (long long)cap, s ? "kv" : "query", (long long)x, i);
+            sum = opm_add(sum, (uint64_t)x, &ok);
+        }
+        if (a->packed && (!ok || sum != (uint64_t)cap))
+            return opm_err(err, OPM_EINVAL, list_field(lf, key), "expected lengths summing to %lld (the tokens of %s), got %llu",
+                           (long long)cap, s ? "k and v" : "q", ok ? (unsigned long long)sum : 0ull);
+    }
+    return 0;
 }
 
 static int validate(const opm_op *op, opm_error *err)
@@ -92,27 +402,57 @@ static int count(const opm_op *op, opm_counts *c, opm_error *err)
     attn_dims a;
     if (dims(op, &a, err)) return err ? (int)err->code : OPM_EINVAL;
     int ok = 1;
-    uint64_t n = scores(a.sq, a.skv, opm_op_get_bool(op, "causal", 0), &ok);
-    uint64_t bhn = opm_mul(opm_mul((uint64_t)a.b, (uint64_t)a.h, &ok), n, &ok);
-    uint64_t q = opm_tensor_bytes(a.q, &ok), k = opm_tensor_bytes(a.k, &ok);
-    uint64_t v = opm_tensor_bytes(a.v, &ok), o = opm_tensor_bytes(a.o, &ok);
-    uint64_t dqk = (uint64_t)a.dqk, dv = (uint64_t)a.dv;
+    /* n: scores per head; tq: query tokens; tkv: KV tokens read; pages */
+    uint64_t n = 0, tq = 0, tkv = 0, pages = 0;
+    uint64_t page = (uint64_t)a.page;
+    int shift = page && (page & (page - 1)) == 0 ? __builtin_ctzll(page) : -1;
+    int64_t nseq = a.lq || a.lkv ? a.b : 1;
+    uint64_t times = a.lq || a.lkv ? 1 : (uint64_t)a.b;
+    int plain = !a.causal && a.wl < 0 && a.wr < 0; /* every score unmasked */
+    for (int64_t i = 0; i < nseq; i++) {
+        int64_t sq = a.lq ? a.lq[i] : a.sq, sk = a.lkv ? a.lkv[i] : a.skv;
+        uint64_t kv = (uint64_t)sk;
+        if (page) {
+            uint64_t pg = shift >= 0 ? (kv + page - 1) >> shift : kv / page + (kv % page != 0);
+            kv = opm_mul(pg, page, &ok);
+            pages += pg; /* pg ≤ kv: bounded by tkv */
+        }
+        n = opm_add(n, plain ? opm_mul((uint64_t)sq, (uint64_t)sk, &ok) : scores(sq, sk, a.causal, a.wl, a.wr, &ok), &ok);
+        tq = opm_add(tq, (uint64_t)sq, &ok);
+        tkv = opm_add(tkv, kv, &ok);
+    }
+    if (times != 1) {
+        n = opm_mul(n, times, &ok);
+        tq = opm_mul(tq, times, &ok);
+        tkv = opm_mul(tkv, times, &ok);
+        pages = opm_mul(pages, times, &ok);
+    }
+    uint64_t h = (uint64_t)a.h, hkv = (uint64_t)a.hkv, dqk = (uint64_t)a.dqk, dv = (uint64_t)a.dv;
+    uint64_t hn = opm_mul(h, n, &ok);
+    uint64_t q = opm_bytes(opm_mul(opm_mul(tq, h, &ok), dqk, &ok), a.q->dtype, &ok);
+    uint64_t o = opm_bytes(opm_mul(opm_mul(tq, h, &ok), dv, &ok), a.o->dtype, &ok);
+    uint64_t k = opm_bytes(opm_mul(opm_mul(tkv, hkv, &ok), dqk, &ok), a.k->dtype, &ok);
+    uint64_t v = opm_bytes(opm_mul(opm_mul(tkv, hkv, &ok), dv, &ok), a.v->dtype, &ok);
+    uint64_t sc = a.scale == SCALE_TENSOR ? 2 * 4
+                : a.scale == SCALE_HEAD   ? opm_mul(8, hkv, &ok)
+                : a.scale == SCALE_TOKEN  ? opm_mul(8, opm_mul(tkv, hkv, &ok), &ok) : 0;
+    uint64_t qkv = opm_add(opm_add(q, k, &ok), opm_add(v, sc, &ok), &ok);
     c->compute_dtype = a.q->dtype;
-    c->vector_flops = opm_mul(5, bhn, &ok);
     c->weight_bytes = 0;
     if (opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) {
-        int recompute = opm_op_get_bool(op, "flash_recompute", 1);
-        uint64_t per = 2 * dqk + 2 * dv + (recompute ? dqk : 0);
-        c->matrix_flops = opm_mul(opm_mul(2, bhn, &ok), per, &ok);
-        uint64_t p = recompute ? 0 : opm_bytes(bhn, a.q->dtype, &ok);
-        c->read_bytes = opm_add(opm_add(opm_add(q, k, &ok), opm_add(v, o, &ok), &ok),
-                                opm_add(o, p, &ok), &ok);
+        uint64_t per = 2 * dqk + 2 * dv + (a.recompute ? dqk : 0);
+        c->matrix_flops = opm_mul(opm_mul(2, hn, &ok), per, &ok);
+        c->vector_flops = opm_add(opm_mul(a.recompute ? 5 : 2, hn, &ok),
+                                  opm_mul(opm_mul(2, opm_mul(h, tq, &ok), &ok), dv, &ok), &ok);
+        uint64_t p = a.recompute ? 0 : opm_bytes(hn, a.q->dtype, &ok);
+        c->read_bytes = opm_add(opm_add(qkv, o, &ok), opm_add(o, p, &ok), &ok);
         c->write_bytes = opm_add(opm_add(q, k, &ok), v, &ok);
         c->input_bytes = c->read_bytes;
         c->output_bytes = c->write_bytes;
     } else {
-        c->matrix_flops = opm_mul(opm_mul(2, bhn, &ok), dqk + dv, &ok);
-        c->read_bytes = opm_add(opm_add(q, k, &ok), v, &ok);
+        c->matrix_flops = opm_mul(opm_mul(2, hn, &ok), dqk + dv, &ok);
+        c->vector_flops = opm_mul(5, hn, &ok);
+        c->read_bytes = opm_add(qkv, opm_bytes(pages, a.bt_dtype, &ok), &ok);
         c->write_bytes = o;
         c->input_bytes = c->read_bytes;
         c->output_bytes = o;
@@ -121,18 +461,56 @@ static int count(const opm_op *op, opm_counts *c, opm_error *err)
     return 0;
 }
 
+/* Short form: the length lists, checked, and their sums — taken before any
+ * key is removed (a one-element list may live inside the attribute array). */
+static int short_lists(opm_op *op, size_t *nseq, int has[2], int64_t tot[2], opm_error *err)
+{
+    const int64_t *lv[3] = {NULL, NULL, NULL}, *lq, *lkv;
+    size_t ln[3] = {0, 0, 0}, nq, nkv;
+    for (int j = 0; j < 3; j++) {
+        if (!opm_op_has(op, list_keys[j])) continue;
+        ln[j] = opm_op_get_ints(op, list_keys[j], &lv[j]);
+        if (!ln[j] || opm_op_get_string(op, list_keys[j], NULL)) return bad_list(err, list_keys[j]);
+        for (size_t i = 0; i < ln[j]; i++)
+            if (lv[j][i] < 1) return bad_len(err, list_keys[j], lv[j][i], i);
+    }
+    if (resolve_lists(lv, ln, &lq, &nq, &lkv, &nkv, err)) return OPM_EINVAL;
+    const int64_t *l[2] = {lq, lkv};
+    size_t n[2] = {nq, nkv};
+    *nseq = nq ? nq : nkv;
+    for (int s = 0; s < 2; s++) {
+        has[s] = n[s] > 0;
+        uint64_t sum = 0;
+        int ok = 1;
+        for (size_t i = 0; i < n[s]; i++) sum = opm_add(sum, (uint64_t)l[s][i], &ok);
+        if (!ok || sum > (uint64_t)INT64_MAX)
+            return opm_err(err, OPM_EOVERFLOW, s ? "seq_lens_kv" : "seq_lens_q", "total tokens overflow 64 bits");
+        tot[s] = (int64_t)sum;
+    }
+    return 0;
+}
+
 static int from_short(opm_op *op, opm_error *err)
 {
-    int64_t b, sq, skv, h, hkv, d, dqk, dv;
+    int64_t b, sq = 0, skv = 0, h, hkv, d, dqk, dv;
     opm_dtype dt, odt, kvdt;
-    int is_decode = opm_op_kind(op) == OPM_KIND_ATTENTION_DECODE;
+    int q1 = opm_op_kind(op) == OPM_KIND_ATTENTION_DECODE || opm_op_phase(op) == OPM_PHASE_DECODE;
     if (!opm_op_has(op, "head_dim") && !opm_op_has(op, "head_dim_qk"))
         return opm_err(err, OPM_EINVAL, "head_dim",
                        "missing; the short form of %s needs head_dim (or head_dim_qk and head_dim_v)",
                        opm_kind_name(opm_op_kind(op)));
-    if (opm_short_int(op, "batch", 1, 1, &b, err) ||
-        opm_short_int(op, "seq_q", !is_decode, 1, &sq, err) ||
-        opm_short_int(op, "seq_kv", 1, 1, &skv, err) || opm_short_int(op, "heads", 1, 1, &h, err) ||
+    size_t nseq = 0;
+    int has[2];
+    int64_t tot[2];
+    if (short_lists(op, &nseq, has, tot, err)) return err ? (int)err->code : OPM_EINVAL;
+    int lists = has[0] || has[1], has_batch = opm_op_has(op, "batch");
+    static const char *const scalar[2] = {"seq_q", "seq_kv"}, *const list[2] = {"seq_lens_q", "seq_lens_kv"};
+    for (int s = 0; s < 2; s++)
+        if (has[s] && opm_op_has(op, scalar[s]))
+            return opm_err(err, OPM_EINVAL, scalar[s], "give %s or %s (or seq_lens), not both", scalar[s], list[s]);
+    if (opm_short_int(op, "batch", !lists, 1, &b, err) ||
+        (!has[0] && opm_short_int(op, "seq_q", !q1, 1, &sq, err)) ||
+        (!has[1] && opm_short_int(op, "seq_kv", 1, 1, &skv, err)) || opm_short_int(op, "heads", 1, 1, &h, err) ||
         opm_short_int(op, "kv_heads", 0, h, &hkv, err) ||
         opm_short_int(op, "head_dim", 0, 0, &d, err) ||
         opm_short_int(op, "head_dim_qk", d == 0, d, &dqk, err) ||
@@ -142,6 +520,28 @@ static int from_short(opm_op *op, opm_error *err)
     if (h % hkv)
         return opm_err(err, OPM_EINVAL, "kv_heads", "expected kv heads dividing the %lld query heads, got %lld",
                        (long long)h, (long long)hkv);
+    if (lists) {
+        if (has_batch && (size_t)b != nseq)
+            return opm_err(err, OPM_EINVAL, "batch", "expected %zu (the number of sequence lengths), got %lld",
+                           nseq, (long long)b);
+        int ok = 1;
+        int64_t per[2] = {sq, skv};
+        for (int s = 0; s < 2; s++)
+            if (!has[s]) {
+                uint64_t t = opm_mul((uint64_t)nseq, (uint64_t)per[s], &ok);
+                if (!ok || t > (uint64_t)INT64_MAX)
+                    return opm_err(err, OPM_EOVERFLOW, scalar[s], "total tokens overflow 64 bits");
+                tot[s] = (int64_t)t;
+            }
+        int64_t qs[3] = {tot[0], h, dqk}, ks[3] = {tot[1], hkv, dqk}, vs[3] = {tot[1], hkv, dv},
+                os[3] = {tot[0], h, dv};
+        if (opm_op_add_tensor(op, OPM_ROLE_INPUT, qs, 3, dt, "q", err) ||
+            opm_op_add_tensor(op, OPM_ROLE_INPUT, ks, 3, kvdt, "k", err) ||
+            opm_op_add_tensor(op, OPM_ROLE_INPUT, vs, 3, kvdt, "v", err) ||
+            opm_op_add_tensor(op, OPM_ROLE_OUTPUT, os, 3, odt, NULL, err))
+            return err ? (int)err->code : OPM_EINVAL;
+        return 0;
+    }
     int64_t qs[4] = {b, sq, h, dqk}, ks[4] = {b, skv, hkv, dqk}, vs[4] = {b, skv, hkv, dv},
             os[4] = {b, sq, h, dv};
     if (opm_op_add_tensor(op, OPM_ROLE_INPUT, qs, 4, dt, "q", err) ||
@@ -156,11 +556,20 @@ static const opm_attr_def attrs[] = {
     {"causal", OPM_ATTR_BOOL, 0, "causal mask aligned to the bottom right (default false)"},
     {"flash_recompute", OPM_ATTR_BOOL, 0, "backward recomputes QKᵀ instead of reading P (default true)"},
     {"softmax_scale", OPM_ATTR_DOUBLE, 0, "score scale (does not change the counts)"},
+    {"window_left", OPM_ATTR_INT, 0, "keys a query sees before its diagonal (-1 or absent: unbounded)"},
+    {"window_right", OPM_ATTR_INT, 0, "keys a query sees after its diagonal (-1 or absent: unbounded; causal: 0)"},
+    {"sliding_window", OPM_ATTR_INT, 1, "window of W keys: window_left = W - 1 (and window_right = W - 1 unless set)"},
+    {"seq_lens", OPM_ATTR_INTS, 0, "per-sequence lengths of queries and keys alike (variable-length batch)"},
+    {"seq_lens_q", OPM_ATTR_INTS, 0, "per-sequence query lengths"},
+    {"seq_lens_kv", OPM_ATTR_INTS, 0, "per-sequence key/value lengths"},
+    {"page_size", OPM_ATTR_INT, 1, "paged KV cache: tokens per page; whole pages are read, plus the block table"},
+    {"block_table_dtype", OPM_ATTR_STRING, 0, "dtype of the block-table entries, int32 (default) or int64"},
+    {"kv_scale", OPM_ATTR_STRING, 0, "fp32 K and V dequantisation scales read: none (default), tensor, head or token"},
     OPM_GEMM_HINT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def short_keys[] = {
-    {"batch", OPM_ATTR_INT, 1, "batch size B"},
+    {"batch", OPM_ATTR_INT, 1, "batch size B (default: the number of sequence lengths)"},
     {"seq_q", OPM_ATTR_INT, 1, "query length (decode: default 1)"},
     {"seq_kv", OPM_ATTR_INT, 1, "key/value length (the KV cache length in decode)"},
     {"heads", OPM_ATTR_INT, 1, "query heads H"},
@@ -174,7 +583,15 @@ static const opm_attr_def short_keys[] = {
 
 #define TENSORS_HELP                                                                     \
     "input q [B, Sq, H, Dqk], input k [B, Skv, Hkv, Dqk], input v [B, Skv, Hkv, Dv], " \
-    "output o [B, Sq, H, Dv] (layout bhsd swaps S and H)"
+    "output o [B, Sq, H, Dv] (layout bhsd swaps S and H); or packed q [Tq, H, Dqk], "  \
+    "k [Tkv, Hkv, Dqk], v [Tkv, Hkv, Dv], o [Tq, H, Dv] with seq_lens"
+
+const opm_kind_def opm_kind_attention = {
+    OPM_KIND_ATTENTION, "attention",
+    "fused (flash) attention: GQA/MQA, MLA head dims, causal, sliding window, varlen, paged KV",
+    TENSORS_HELP, attrs, short_keys, from_short, validate, count,
+    {3, 0, 1, 0, -1},
+};
 
 const opm_kind_def opm_kind_attention_prefill = {
     OPM_KIND_ATTENTION_PREFILL, "attention_prefill",
@@ -185,7 +602,7 @@ const opm_kind_def opm_kind_attention_prefill = {
 
 const opm_kind_def opm_kind_attention_decode = {
     OPM_KIND_ATTENTION_DECODE, "attention_decode",
-    "attention of a few new tokens against a KV cache",
+    "attention of a few new tokens against a (paged) KV cache",
     TENSORS_HELP, attrs, short_keys, from_short, validate, count,
     {3, 0, 1, 0, -1},
 };
@@ -209,5 +626,3 @@ opm_op *opm_op_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t h
     }
     return op;
 }
-
-OPM_KIND_PENDING(opm_kind_attention, OPM_KIND_ATTENTION, "attention");
