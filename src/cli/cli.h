@@ -19,5 +19,6 @@ int cmd_hardware(int argc, char **argv);
 int cmd_expand(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_validate_gemm_latency(int argc, char **argv);
 
 #endif

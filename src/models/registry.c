@@ -7,6 +7,14 @@
 static const opm_model models[] = {
     {"roofline", "max over engines and memory levels of work / (peak × utilization), plus fixed overhead",
      opm_roofline_predict},
+    {"extended_roofline",
+     "GEMM: CTA tiles, waves over SMs, occupancy, K-loop pipeline, L2 reuse, split-K and epilogue; "
+     "other kinds as roofline",
+     opm_extended_roofline_predict},
+    {"effective_roofline",
+     "GEMM: same tiling and traffic, one concurrency-limited phase-aware ceiling per wave; "
+     "other kinds as roofline",
+     opm_effective_roofline_predict},
 };
 
 size_t opm_model_count(void) { return sizeof models / sizeof models[0]; }

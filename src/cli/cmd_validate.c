@@ -1,0 +1,319 @@
+/* cmd_validate.c — `opmodel validate-gemm-latency`: scores GEMM latency
+ * models on measured CSVs (contract §4) with the fixed overhead calibrated
+ * on a small deterministic split, and prints the contract §5 summary as a
+ * table or JSON; optional per-row CSV and calibrated-parameter outputs. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "validate/gemm_latency.h"
+
+static const char help[] =
+    "usage: opmodel validate-gemm-latency --data-dir DIR [--model M] [--compare-rooflines]\n"
+    "         [--no-calibrate-fixed-overhead] [--ignore-kernel-column] [--leave-one-hardware-out]\n"
+    "         [--output-csv F] [--output-params F] [--format table|json]\n"
+    "\n"
+    "Reads every *.csv under DIR (contract §4 GEMM latency format), predicts each row with the model\n"
+    "(default extended_roofline), calibrates only the fixed overhead per (hardware, source tag) on a\n"
+    "small deterministic set of small and vector_like rows, and reports the error on every other row\n"
+    "overall, by hardware and by size class (contract §5).  Rows of unknown hardware are skipped and\n"
+    "counted.\n"
+    "\n"
+    "  --compare-rooflines            run roofline (calibrated overhead added after), extended_roofline\n"
+    "                                 and effective_roofline on the same split; MAPE deltas vs roofline\n"
+    "  --no-calibrate-fixed-overhead  use each hardware's device_fixed_overhead_cycles as given\n"
+    "  --ignore-kernel-column         predict every row with automatic kernel selection; by default a\n"
+    "                                 row whose kernel column names a cuBLAS sgemm kernel is predicted\n"
+    "                                 with that kernel's tile as hints\n"
+    "  --leave-one-hardware-out       also score each hardware with its overhead taken from the\n"
+    "                                 others (median of their calibrated overheads, same source tag)\n"
+    "  --output-csv F                 per-row measured and predicted latency\n"
+    "  --output-params F              calibrated overheads and the calibration rows (JSON)\n";
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static double num(double x) { return isfinite(x) ? x : 0; }
+
+static void json_stats(FILE *f, const opm_err_stats *s)
+{
+    fprintf(f, "{\"rows\": %zu, \"mape\": %.4f, \"median_ape\": %.4f, \"p90_ape\": %.4f, \"geomean_ratio\": %.5f, "
+               "\"signed_mean_error\": %.4f}",
+            s->n, num(s->mape), num(s->median_ape), num(s->p90_ape), s->n ? num(s->geomean_ratio) : 1.0,
+            num(s->signed_mean_error));
+}
+
+static void json_summary(FILE *f, const opm_gemm_dataset *ds, const opm_gemm_validation *v)
+{
+    fprintf(f, "{\"model\": ");
+    json_str(f, v->model);
+    fprintf(f, ", \"rows\": %zu, \"rows_failed\": %zu, \"calibration_rows\": %zu, "
+               "\"rows_skipped_unknown_hardware\": %zu, \"rows_skipped_bad\": %zu, \"files\": %zu,\n  \"overall\": ",
+            v->rows, v->rows_failed, v->calibration_rows, ds->rows_unknown_hw, ds->rows_bad, ds->files);
+    json_stats(f, &v->overall);
+    fprintf(f, ",\n  \"by_hardware\": {");
+    int first = 1;
+    for (size_t h = 0; h < ds->n_hw; h++) {
+        if (!v->by_hw[h].n) continue;
+        fprintf(f, "%s\n    ", first ? "" : ",");
+        json_str(f, ds->hw_names[h]);
+        fprintf(f, ": ");
+        json_stats(f, &v->by_hw[h]);
+        first = 0;
+    }
+    fprintf(f, "},\n  \"by_class\": {");
+    first = 1;
+    for (int c = 0; c < GC_COUNT; c++) {
+        if (!v->by_class[c].n) continue;
+        fprintf(f, "%s\n    \"%s\": ", first ? "" : ",", opm_gemm_class_names[c]);
+        json_stats(f, &v->by_class[c]);
+        first = 0;
+    }
+    fprintf(f, "},\n  \"fixed_overhead_us\": {");
+    for (size_t g = 0; g < ds->n_groups; g++) {
+        fprintf(f, "%s", g ? ", " : "");
+        json_str(f, ds->group_names[g]);
+        fprintf(f, ": %.3f", v->group_overhead_s[g] * 1e6);
+    }
+    fprintf(f, "}");
+}
+
+static void table_stats_line(const char *label, const opm_err_stats *s)
+{
+    printf("  %-22s %7zu %8.2f %8.2f %8.2f %8.3f %8.2f\n", label, s->n, num(s->mape), num(s->median_ape),
+           num(s->p90_ape), s->n ? num(s->geomean_ratio) : 1.0, num(s->signed_mean_error));
+}
+
+static void table_summary(const opm_gemm_dataset *ds, const opm_gemm_validation *v)
+{
+    printf("model %s: %zu held-out rows, %zu failed, %zu calibration rows, %zu skipped (unknown hardware), "
+           "%zu skipped (bad row), %zu files\n",
+           v->model, v->rows, v->rows_failed, v->calibration_rows, ds->rows_unknown_hw, ds->rows_bad, ds->files);
+    printf("  %-22s %7s %8s %8s %8s %8s %8s\n", "", "rows", "mape%", "median%", "p90%", "geomean", "signed%");
+    table_stats_line("overall", &v->overall);
+    for (size_t h = 0; h < ds->n_hw; h++)
+        if (v->by_hw[h].n) table_stats_line(ds->hw_names[h], &v->by_hw[h]);
+    for (int c = 0; c < GC_COUNT; c++)
+        if (v->by_class[c].n) table_stats_line(opm_gemm_class_names[c], &v->by_class[c]);
+    printf("  fixed overhead (us):");
+    for (size_t g = 0; g < ds->n_groups; g++)
+        printf(" %s=%.2f", ds->group_names[g], v->group_overhead_s[g] * 1e6);
+    printf("\n");
+}
+
+static int write_csv(const char *path, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return cli_usage("--output-csv: cannot write '%s'", path);
+    fprintf(f, "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,class,calibration,measured_us");
+    for (size_t j = 0; j < nv; j++) fprintf(f, ",%s_us", vs[j].model);
+    fprintf(f, ",group\n");
+    for (size_t i = 0; i < ds->n_rows; i++) {
+        const opm_gemm_row *r = &ds->rows[i];
+        fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%d,%d,%d,%s,%d,%.4f", ds->hw_names[r->hw], opm_dtype_name(r->dtype),
+                (long long)r->batch, (long long)r->m, (long long)r->n, (long long)r->k, r->ta, r->tb, r->bias,
+                opm_gemm_class_names[r->cls], vs[0].is_cal[i], r->latency_s * 1e6);
+        for (size_t j = 0; j < nv; j++) {
+            if (isnan(vs[j].pred_s[i])) fprintf(f, ",");
+            else fprintf(f, ",%.4f", vs[j].pred_s[i] * 1e6);
+        }
+        fprintf(f, ",%s\n", ds->group_names[r->group]);
+    }
+    if (fclose(f)) return cli_usage("--output-csv: cannot write '%s'", path);
+    return EXIT_OK;
+}
+
+static int write_params(const char *path, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv,
+                        int calibrate)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return cli_usage("--output-params: cannot write '%s'", path);
+    fprintf(f, "{\"calibrated\": %s, \"groups_are\": \"hardware|source tag (source up to its first '/')\",\n"
+               " \"models\": {",
+            calibrate ? "true" : "false");
+    for (size_t j = 0; j < nv; j++) {
+        fprintf(f, "%s\n  ", j ? "," : "");
+        json_str(f, vs[j].model);
+        fprintf(f, ": [");
+        for (size_t g = 0; g < ds->n_groups; g++) {
+            opm_hardware *h = ds->hw[ds->group_hw[g]];
+            fprintf(f, "%s\n    {\"group\": ", g ? "," : "");
+            json_str(f, ds->group_names[g]);
+            fprintf(f, ", \"hardware\": ");
+            json_str(f, ds->hw_names[ds->group_hw[g]]);
+            fprintf(f, ", \"device_fixed_overhead_s\": %.9g, \"device_fixed_overhead_cycles\": %.1f, "
+                       "\"calibration_rows\": %zu}",
+                    vs[j].group_overhead_s[g], vs[j].group_overhead_s[g] * opm_hardware_clock_hz(h),
+                    vs[j].group_cal_rows[g]);
+        }
+        fprintf(f, "]");
+    }
+    fprintf(f, "},\n \"calibration_rows\": [");
+    int first = 1;
+    for (size_t i = 0; i < ds->n_rows; i++) {
+        if (!vs[0].is_cal[i]) continue;
+        const opm_gemm_row *r = &ds->rows[i];
+        fprintf(f, "%s\n  {\"hardware\": ", first ? "" : ",");
+        json_str(f, ds->hw_names[r->hw]);
+        fprintf(f, ", \"group\": ");
+        json_str(f, ds->group_names[r->group]);
+        fprintf(f, ", \"dtype\": \"%s\", \"batch\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld, \"latency_us\": %.4f}",
+                opm_dtype_name(r->dtype), (long long)r->batch, (long long)r->m, (long long)r->n, (long long)r->k,
+                r->latency_s * 1e6);
+        first = 0;
+    }
+    fprintf(f, "]}\n");
+    if (fclose(f)) return cli_usage("--output-params: cannot write '%s'", path);
+    return EXIT_OK;
+}
+
+int cmd_validate_gemm_latency(int argc, char **argv)
+{
+    if (cli_wants_help(argc, argv)) {
+        fputs(help, stdout);
+        return EXIT_OK;
+    }
+    const char *dir = NULL, *model = "extended_roofline", *csv = NULL, *params = NULL, *format = "table";
+    int compare = 0, calibrate = 1, logo = 0, kernel_col = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char **dst = !strcmp(a, "--data-dir") ? &dir : !strcmp(a, "--model") ? &model
+                         : !strcmp(a, "--output-csv") ? &csv : !strcmp(a, "--output-params") ? &params
+                         : !strcmp(a, "--format") ? &format : NULL;
+        if (dst) {
+            if (i + 1 >= argc) return cli_usage("%s: expected a value", a);
+            *dst = argv[++i];
+        } else if (!strcmp(a, "--compare-rooflines")) {
+            compare = 1;
+        } else if (!strcmp(a, "--no-calibrate-fixed-overhead")) {
+            calibrate = 0;
+        } else if (!strcmp(a, "--ignore-kernel-column")) {
+            kernel_col = 0;
+        } else if (!strcmp(a, "--leave-one-hardware-out")) {
+            logo = 1;
+        } else {
+            return cli_usage("validate-gemm-latency: unknown argument '%s' (see --help)", a);
+        }
+    }
+    if (!dir) return cli_usage("validate-gemm-latency: expected --data-dir DIR");
+    int json = !strcmp(format, "json");
+    if (!json && strcmp(format, "table")) return cli_usage("--format: expected table or json, got '%s'", format);
+    if (!opm_model_find(model)) return cli_usage("--model: no model named '%s' (see `opmodel models`)", model);
+
+    opm_error err;
+    opm_gemm_dataset ds;
+    if (opm_gemm_dataset_load(dir, &ds, &err)) return cli_fail(&err);
+    const char *models[3] = {model, NULL, NULL};
+    size_t nv = 1;
+    if (compare) {
+        models[0] = "roofline";
+        models[1] = "extended_roofline";
+        models[2] = "effective_roofline";
+        nv = 3;
+    }
+    opm_gemm_validation vs[3];
+    memset(vs, 0, sizeof vs);
+    double *base[3] = {NULL, NULL, NULL};
+    int rc = EXIT_OK;
+    for (size_t j = 0; j < nv && rc == EXIT_OK; j++) {
+        base[j] = malloc((ds.n_rows + 1) * sizeof *base[j]);
+        if (!base[j]) { rc = cli_usage("out of memory"); break; }
+        opm_gemm_validate_opts o = {models[j], calibrate, -1};
+        if (opm_gemm_base_predictions(&ds, models[j], kernel_col, base[j], &err) || opm_gemm_validate(&ds, &o, base[j], &vs[j], &err))
+            rc = cli_fail(&err);
+    }
+    if (rc == EXIT_OK) {
+        if (json) {
+            printf(compare ? "{\"baseline\": \"roofline\", \"models\": [\n" : "");
+            for (size_t j = 0; j < nv; j++) {
+                json_summary(stdout, &ds, &vs[j]);
+                printf("%s", compare ? (j + 1 < nv ? "},\n" : "}") : "");
+            }
+            if (compare) {
+                printf("],\n \"mape_delta_vs_roofline\": {");
+                for (size_t j = 1; j < nv; j++) {
+                    printf("%s\"%s\": {\"overall\": %.4f, \"ratio\": %.3f, \"by_class\": {", j > 1 ? ", " : "",
+                           vs[j].model, vs[j].overall.mape - vs[0].overall.mape,
+                           vs[j].overall.mape > 0 ? vs[0].overall.mape / vs[j].overall.mape : 0);
+                    int first = 1;
+                    for (int c = 0; c < GC_COUNT; c++) {
+                        if (!vs[j].by_class[c].n) continue;
+                        printf("%s\"%s\": %.4f", first ? "" : ", ", opm_gemm_class_names[c],
+                               vs[j].by_class[c].mape - vs[0].by_class[c].mape);
+                        first = 0;
+                    }
+                    printf("}}");
+                }
+                printf("}");
+            }
+        } else {
+            for (size_t j = 0; j < nv; j++) table_summary(&ds, &vs[j]);
+            if (compare) {
+                printf("MAPE delta vs roofline (percentage points; ratio = roofline / model):\n");
+                for (size_t j = 1; j < nv; j++) {
+                    printf("  %-20s overall %+.2f (ratio %.2fx)", vs[j].model, vs[j].overall.mape - vs[0].overall.mape,
+                           vs[j].overall.mape > 0 ? vs[0].overall.mape / vs[j].overall.mape : 0);
+                    for (int c = 0; c < GC_COUNT; c++)
+                        if (vs[j].by_class[c].n)
+                            printf(" %s %+.2f", opm_gemm_class_names[c], vs[j].by_class[c].mape - vs[0].by_class[c].mape);
+                    printf("\n");
+                }
+            }
+        }
+        if (logo) {
+            /* Each hardware scored with overheads from the others only. */
+            if (json) printf(",\n \"leave_one_hardware_out\": [");
+            else printf("leave-one-hardware-out (overhead from the other hardware; held-out rows of that hardware):\n");
+            int first = 1;
+            for (size_t j = 0; j < nv && rc == EXIT_OK; j++)
+                for (size_t h = 0; h < ds.n_hw; h++) {
+                    if (!ds.hw[h]) continue;
+                    opm_gemm_validate_opts o = {models[j], 1, (int)h};
+                    opm_gemm_validation lv;
+                    if (opm_gemm_validate(&ds, &o, base[j], &lv, &err)) { rc = cli_fail(&err); break; }
+                    if (json) {
+                        printf("%s\n  {\"model\": \"%s\", \"hardware\": ", first ? "" : ",", models[j]);
+                        json_str(stdout, ds.hw_names[h]);
+                        printf(", \"overall\": ");
+                        json_stats(stdout, &lv.overall);
+                        printf(", \"by_class\": {");
+                        int fc = 1;
+                        for (int c = 0; c < GC_COUNT; c++) {
+                            if (!lv.by_class[c].n) continue;
+                            printf("%s\"%s\": ", fc ? "" : ", ", opm_gemm_class_names[c]);
+                            json_stats(stdout, &lv.by_class[c]);
+                            fc = 0;
+                        }
+                        printf("}}");
+                    } else {
+                        char label[96];
+                        snprintf(label, sizeof label, "%s/%s", models[j], ds.hw_names[h]);
+                        printf("  %-40s rows %7zu mape %7.2f median %7.2f p90 %7.2f geomean %6.3f\n", label,
+                               lv.overall.n, num(lv.overall.mape), num(lv.overall.median_ape), num(lv.overall.p90_ape),
+                               lv.overall.n ? num(lv.overall.geomean_ratio) : 1.0);
+                    }
+                    first = 0;
+                    opm_gemm_validation_free(&lv);
+                }
+            if (json) printf("]");
+        }
+        if (json) printf("}\n");
+        if (rc == EXIT_OK && csv) rc = write_csv(csv, &ds, vs, nv);
+        if (rc == EXIT_OK && params) rc = write_params(params, &ds, vs, nv, calibrate);
+    }
+    for (size_t j = 0; j < nv; j++) {
+        free(base[j]);
+        opm_gemm_validation_free(&vs[j]);
+    }
+    opm_gemm_dataset_free(&ds);
+    return rc;
+}

@@ -1,0 +1,96 @@
+/* gemm_effective.c — the `effective_roofline` model: the same problem,
+ * catalog, selection, tiling, occupancy and traffic as extended_roofline
+ * (gemm_tiled.c), but each wave (all full waves alike, then the tail) is one
+ * constant-time phase-aware ceiling instead of a K-loop timeline:
+ *
+ *   wave = max(local body, memory body)
+ *   local body  = max(math / R_math, SMEM bytes / R_smem) on the busiest SM
+ *                 + issuing its output tiles
+ *   memory body = max(L2 bytes / R_l2, DRAM loads / R_dram + output stores)
+ *
+ * with concurrency-limited rates: R_math = per-SM peak × issue share (warps
+ * resident vs one per scheduler, SIMT FFMA share); R_l2 = min(L2 bandwidth,
+ * busy SMs × L2 port); R_dram = min(DRAM bandwidth, bytes in flight /
+ * latency) — Little's law with every resident CTA keeping `stages` K tiles
+ * in flight.  Exposed once: the prologue (one DRAM latency plus one K tile
+ * per CTA) and the last stores' L2 latency.  Non-GEMM kinds use the
+ * roofline. */
+#include <math.h>
+#include "gemm_tiled.h"
+#include "models.h"
+
+/* Same physical constants as gemm_tiled.c (see there for sources). */
+#define WARPS_FOR_PEAK 4.0
+#define SPLITK_GAP_S 2e-6
+#define SIMT_ITER_OVERHEAD_INSTR 4.0
+
+static double maxd(double a, double b) { return a > b ? a : b; }
+static double mind(double a, double b) { return a < b ? a : b; }
+
+static double ffma_share(const gemm_kernel *k, double warp_size)
+{
+    double threads = k->warps * warp_size;
+    double e = (double)k->wm * k->wn / warp_size;
+    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
+    double per_iter = 2 * ((double)(k->tm + k->tn) * k->tk / (threads * 4)) + SIMT_ITER_OVERHEAD_INSTR;
+    return e / (e + 2 * sqrt(e) / 4 + per_iter / ksteps);
+}
+
+static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e)
+{
+    const gemm_kernel *k = &e->kern;
+    double share = h->tensor ? 1.0 : ffma_share(k, h->warp_size);
+    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
+    double warp_reads = k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
+    double tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;
+    double out_elem = k->split_k > 1 ? 4.0 : pb->c_bytes;
+    double miss = e->l2_read > 0 ? mind(1.0, e->dram_read / e->l2_read) : 1.0;
+    double lat = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
+    double first_pro = -1;
+    for (int w = 0; w < 2; w++) {
+        double nt = w ? e->tail_tiles : e->slots, count = w ? 1 : e->full_waves;
+        if (nt <= 0 || count <= 0) continue;
+        double a = mind(ceil(nt / h->num_sms), e->ctas_per_sm);
+        double sms = mind(nt, h->num_sms);
+        double frac = nt / e->tiles;
+        double r_math = h->flops_per_s_sm * mind(1.0, a * k->warps / WARPS_FOR_PEAK) * share;
+        double t_c = a * e->kiters * 2.0 * k->tm * k->tn * k->tk / r_math;
+        double t_s = a * e->kiters * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
+        double inflight = sms * a * (k->stages > 1 ? k->stages - 1 : 1) * tile_iter_bytes;
+        double r_l2 = isinf(h->l2_bw) ? HUGE_VAL : mind(mind(h->l2_bw, sms * h->l2_port_sm), inflight / h->lat_l2_s);
+        double r_dram = mind(h->hbm_bw, inflight / lat);
+        double t_l2 = frac * e->l2_read / r_l2;
+        double t_d = frac * e->dram_read / r_dram;
+        double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
+        double store = frac * e->l2_write;
+        double t_store = store / (w && store < h->l2_size ? h->l2_bw : h->hbm_bw);
+        double local = maxd(t_c, t_s) + issue_epi, mem = maxd(t_l2, t_d + t_store);
+        /* One stage cannot overlap loads with math. */
+        double body = k->stages >= 2 ? maxd(local, mem) : local + mem;
+        if (first_pro < 0) first_pro = h->lat_dram_s + a * tile_iter_bytes / h->l2_port_sm;
+        e->t_compute += count * t_c;
+        e->t_smem += count * t_s;
+        e->t_l2 += count * frac * e->l2_read / mind(h->l2_bw, sms * h->l2_port_sm);
+        e->t_dram += count * (frac * e->dram_read / h->hbm_bw + t_store);
+        e->t_latency += count * mem;
+        e->t_epilogue += count * issue_epi;
+        e->body_s += count * body;
+        /* Latency-limited: the concurrency-limited memory rate, not the
+         * bandwidth, made memory the longest phase. */
+        if (mem > local && (r_dram < h->hbm_bw * 0.999 || r_l2 < mind(h->l2_bw, sms * h->l2_port_sm) * 0.999))
+            e->exposed_latency = 1;
+    }
+    e->t_prologue = first_pro > 0 ? first_pro : 0;
+    e->t_epilogue += h->lat_l2_s;
+    e->body_s += e->t_prologue + h->lat_l2_s;
+    if (k->split_k > 1) {
+        double mn = pb->batch * pb->m * pb->n;
+        e->t_reduce = (mn * 4.0 * k->split_k + mn * pb->c_bytes) / h->hbm_bw + h->lat_dram_s + SPLITK_GAP_S;
+        e->body_s += e->t_reduce;
+    }
+}
+
+int opm_effective_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)
+{
+    return opm_gemm_predict(op, hw, p, "effective_roofline", wave_effective, err);
+}

@@ -1,0 +1,726 @@
+/* gemm_tiled.c — the `extended_roofline` model, and the machinery it shares
+ * with `effective_roofline` (gemm_effective.c): GEMM problem extraction,
+ * hardware numbers with defaults, the kernel catalog and selection, CTA
+ * tiling with edge tiles, occupancy, waves, first-touch L2 reuse bounded by
+ * L2 capacity, and filling the profile.
+ *
+ * extended_roofline times each wave (all full waves alike, then the tail) as
+ *   K loop    = kiters × max(compute, SMEM, L2, DRAM, latency/(stages−1))
+ *               (stages ≥ 2 overlap loads with math; 1 stage serialises them)
+ *               on the busiest SM, + issuing its output tiles;
+ *   DRAM      = the wave's operand loads + output stores at DRAM bandwidth
+ *               (a tail wave whose output fits stores into L2);
+ *   wave      = max(K loop + store issue, DRAM)
+ * plus, exposed once, the first pipeline fill (DRAM latency + (stages−1)
+ * K tiles of loads) and the last stores' L2 latency, then the split-K
+ * reduction and the fixed device overhead (device_fixed_overhead_cycles /
+ * clock_hz).
+ *
+ * Constants (all physical, none fitted to the data; see the report and
+ * README for their sources):
+ *   DEF_MAX_CTAS 32, DEF_MAX_WARPS 64, DEF_REGS 65536, DEF_SMEM 48 KiB,
+ *   DEF_WARP 32 — occupancy limits when the hardware omits them (CUDA
+ *   compute-capability tables; 48 KiB is the static shared-memory limit of
+ *   every CUDA GPU);
+ *   SMEM_B_PER_CLK 128 (32 banks × 4 B per SM per clock) when the
+ *   hardware has no sram level, or the matrix peak / SMEM_FEED_FLOP_PER_B
+ *   (16 FLOP per byte) when larger: matrix engines are built to be fed at
+ *   that intensity (Hopper's warpgroup MMAs read shared memory once per
+ *   warpgroup, TPU MXUs stream from VMEM), which per-warp fragment counting
+ *   would otherwise overstate;
+ *   L2_B_PER_CLK_SM 48 — L2 bandwidth when the l2 level gives none (A100:
+ *   5120 B/clk over 108 SMs = 47; Volta/Turing microbenchmarks measure
+ *   19–27, but their SIMT kernels need < 16, so the value rarely binds);
+ *   L2_PORT_B_PER_CLK 64 — what one SM can take from L2 per clock;
+ *   LAT_L2_CYC 200, LAT_DRAM_CYC 500 — load-to-use latencies when absent;
+ *   WARPS_FOR_PEAK 4 — one warp per scheduler reaches the issue peak;
+ *   L2_USABLE 0.5 — fraction of L2 the operands may occupy and still be
+ *   read from DRAM only once (the rest holds outputs and conflicts);
+ *   SPLITK_GAP_S 2 µs — launch gap of the split-K reduction kernel.
+ * The SIMT math efficiency is not a constant: it is the FFMA share of the
+ * instruction stream implied by the thread tile (FMAs vs shared-memory
+ * loads and per-iteration bookkeeping). */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "../core/internal.h"
+#include "hw_internal.h"
+#include "gemm_tiled.h"
+#include "models.h"
+
+#define DEF_MAX_CTAS 32.0
+#define DEF_MAX_WARPS 64.0
+#define DEF_REGS 65536.0
+#define DEF_SMEM 49152.0
+#define DEF_WARP 32.0
+#define SMEM_B_PER_CLK 128.0
+#define SMEM_FEED_FLOP_PER_B 16.0
+#define L2_B_PER_CLK_SM 48.0
+#define L2_PORT_B_PER_CLK 64.0
+#define LAT_L2_CYC 200.0
+#define LAT_DRAM_CYC 500.0
+#define WARPS_FOR_PEAK 4.0
+#define L2_USABLE 0.5
+#define SPLITK_GAP_S 2e-6
+/* Bookkeeping instructions per K iteration of a SIMT CTA (barrier, loop
+ * branch, two pointer increments): part of the FFMA-share derivation. */
+#define SIMT_ITER_OVERHEAD_INSTR 4.0
+
+const char *const opm_gemm_limit_names[GEMM_LIM_COUNT] = {
+    "compute_roof_limited", "smem_bandwidth_limited", "l2_bandwidth_limited",
+    "dram_bandwidth_limited", "epilogue_limited", "fixed_overhead_limited",
+};
+
+static double cdivd(double a, double b) { return ceil(a / b); }
+static double maxd(double a, double b) { return a > b ? a : b; }
+static double mind(double a, double b) { return a < b ? a : b; }
+
+static const opm_memory_level *level(const opm_hardware *hw, const char *name)
+{
+    for (size_t i = 0; i < hw->n_levels; i++)
+        if (strcmp(hw->levels[i].name, name) == 0) return &hw->levels[i];
+    return NULL;
+}
+
+static double cparam(const opm_hardware *hw, int i, double dflt)
+{
+    return (hw->cparam_set & (1u << i)) && hw->cparam[i] > 0 ? hw->cparam[i] : dflt;
+}
+
+int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err)
+{
+    memset(h, 0, sizeof *h);
+    h->clock_hz = hw->cparam[CP_CLOCK_HZ];
+    h->num_sms = cparam(hw, CP_NUM_SMS, 1);
+    double tpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_TENSOR, dt);
+    double peak;
+    if (tpeak > 0) {
+        h->tensor = 1;
+        peak = tpeak * hw->util_tensor;
+    } else {
+        /* No matrix engine for this dtype (fp32 without tf32 on NVIDIA):
+         * SIMT FMAs at the vector peak, fp32 when the dtype has none. */
+        peak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, dt);
+        if (peak <= 0) peak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+        peak *= hw->util_vector;
+    }
+    if (peak <= 0)
+        return opm_err(err, OPM_EUNSUPPORTED, "hardware", "%s lists no tensor or vector peak for %s (or fp32)",
+                       hw->name, opm_dtype_name(dt));
+    h->flops_per_s_sm = peak / h->num_sms;
+    const opm_memory_level *sram = level(hw, "sram"), *l2 = level(hw, "l2"), *hbm = level(hw, "hbm");
+    h->smem_bw_sm = sram && sram->bandwidth_bytes_per_s > 0
+                        ? sram->bandwidth_bytes_per_s * sram->utilization / h->num_sms
+                        : maxd(SMEM_B_PER_CLK * h->clock_hz, h->flops_per_s_sm / SMEM_FEED_FLOP_PER_B);
+    if (l2) {
+        h->l2_bw = l2->bandwidth_bytes_per_s > 0 ? l2->bandwidth_bytes_per_s * l2->utilization
+                                                 : L2_B_PER_CLK_SM * h->num_sms * h->clock_hz;
+        h->l2_port_sm = maxd(L2_PORT_B_PER_CLK * h->clock_hz, h->l2_bw / h->num_sms);
+    } else {
+        /* No L2 (TPU-style cores stream DRAM straight into their on-chip
+         * memory): no L2 term, and no reuse between waves. */
+        h->l2_bw = h->l2_port_sm = HUGE_VAL;
+    }
+    h->l2_size = l2 ? l2->size_bytes : 0;
+    h->hbm_bw = hbm->bandwidth_bytes_per_s * hbm->utilization;
+    h->lat_l2_s = l2 && l2->latency_s > 0 ? l2->latency_s
+                : (l2 && l2->latency_cycles > 0 ? l2->latency_cycles : LAT_L2_CYC) / h->clock_hz;
+    h->lat_dram_s = hbm->latency_s > 0 ? hbm->latency_s
+                  : (hbm->latency_cycles > 0 ? hbm->latency_cycles : LAT_DRAM_CYC) / h->clock_hz;
+    h->max_ctas = cparam(hw, CP_MAX_CTAS_PER_SM, DEF_MAX_CTAS);
+    h->max_warps = cparam(hw, CP_MAX_WARPS_PER_SM, DEF_MAX_WARPS);
+    h->regs_per_sm = cparam(hw, CP_REGISTERS_PER_SM, DEF_REGS);
+    h->smem_per_sm = cparam(hw, CP_SHARED_MEMORY_BYTES_PER_SM, DEF_SMEM);
+    /* The schema has no warp width: 32 lanes for every device (AMD's
+     * 64-lane waves then look like two warps, which only changes how many
+     * CTAs the register file admits). */
+    h->warp_size = DEF_WARP;
+    for (int i = 0; i < 3; i++) h->fma[i] = hw->has_fma && hw->fma_dims[i] > 0 ? hw->fma_dims[i] : 1;
+    h->fixed_s = hw->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES] / h->clock_hz;
+    return 0;
+}
+
+/* Appends text / a non-negative integer at *pos within cap (always
+ * terminated); hand-rolled because snprintf dominated predict time. */
+static void put_str(char *buf, size_t cap, size_t *pos, const char *t)
+{
+    while (*t && *pos + 1 < cap) buf[(*pos)++] = *t++;
+    buf[*pos] = '\0';
+}
+
+static void put_int(char *buf, size_t cap, size_t *pos, int v)
+{
+    char d[12];
+    int n = 0;
+    unsigned u = v < 0 ? 0u : (unsigned)v;
+    do d[n++] = (char)('0' + u % 10); while ((u /= 10) && n < 11);
+    while (n && *pos + 1 < cap) buf[(*pos)++] = d[--n];
+    buf[*pos] = '\0';
+}
+
+void opm_gemm_kernel_name(const gemm_kernel *k, char *buf, size_t cap)
+{
+    size_t pos = 0;
+    if (!cap) return;
+    buf[0] = '\0';
+    put_str(buf, cap, &pos, k->family);
+    put_str(buf, cap, &pos, "_");
+    put_int(buf, cap, &pos, k->tm);
+    put_str(buf, cap, &pos, "x");
+    put_int(buf, cap, &pos, k->tn);
+    put_str(buf, cap, &pos, "x");
+    put_int(buf, cap, &pos, k->tk);
+    if (k->sliced) put_str(buf, cap, &pos, "_sliced");
+    put_str(buf, cap, &pos, "_s");
+    put_int(buf, cap, &pos, k->stages);
+    if (k->split_k > 1) {
+        put_str(buf, cap, &pos, "_splitk");
+        put_int(buf, cap, &pos, k->split_k);
+    }
+}
+
+/* FFMA share of a SIMT warp's instruction stream: per k step a thread does
+ * e = wm·wn/32 FMAs and loads its √e-by-√e operand fragments with 128-bit
+ * shared loads (2√e/4 instructions); per K iteration it also moves its
+ * share of the global tile through registers into shared memory (one
+ * 128-bit load and store per 4 elements) plus fixed bookkeeping. */
+static double simt_ffma_share(const gemm_kernel *k, double warp_size)
+{
+    double threads = k->warps * warp_size;
+    double e = (double)k->wm * k->wn / warp_size;
+    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
+    double lds = 2 * sqrt(e) / 4;
+    double per_iter = 2 * ((double)(k->tm + k->tn) * k->tk / (threads * 4)) + SIMT_ITER_OVERHEAD_INSTR;
+    return e / (e + lds + per_iter / ksteps);
+}
+
+int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e)
+{
+    memset(e, 0, sizeof *e);
+    e->kern = *k;
+    double threads = k->warps * h->warp_size;
+    double opb = maxd(pb->a_bytes, pb->b_bytes);
+    double smem_cta = (double)k->stages * (k->tm + k->tn) * k->tk * opb;
+    double by_ctas = h->max_ctas, by_warps = floor(h->max_warps / k->warps);
+    double by_regs = floor(h->regs_per_sm / (threads * k->regs));
+    double by_smem = floor(h->smem_per_sm / smem_cta);
+    double occ = by_ctas;
+    e->occ_limit = "ctas";
+    if (by_warps < occ) { occ = by_warps; e->occ_limit = "warps"; }
+    if (by_regs < occ) { occ = by_regs; e->occ_limit = "registers"; }
+    if (by_smem < occ) { occ = by_smem; e->occ_limit = "shared_memory"; }
+    if (occ < 1) return 0;
+    e->ctas_per_sm = occ;
+    e->slots = occ * h->num_sms;
+    double split = k->split_k;
+    double ks = cdivd(pb->k, split);
+    e->tiles_m = cdivd(pb->m, k->tm);
+    e->tiles_n = cdivd(pb->n, k->tn);
+    e->tiles = pb->batch * e->tiles_m * e->tiles_n * split;
+    e->kiters = cdivd(ks, k->tk);
+    e->full_waves = floor(e->tiles / e->slots);
+    e->tail_tiles = e->tiles - e->full_waves * e->slots;
+    e->waves = e->full_waves + (e->tail_tiles > 0);
+    e->wave_eff = e->tiles / (e->waves * e->slots);
+    e->tile_eff = pb->m * pb->n * pb->k /
+                  (e->tiles_m * k->tm * e->tiles_n * k->tn * e->kiters * k->tk * split);
+
+    /* L2 → SMEM: each A row panel is read once per tile column and each B
+     * column panel once per tile row (edge tiles load only what exists). */
+    double a_all = pb->batch * pb->m * pb->k * pb->a_bytes, b_all = pb->b_mats * pb->k * pb->n * pb->b_bytes;
+    e->l2_read = e->tiles_n * a_all + e->tiles_m * pb->batch * pb->k * pb->n * pb->b_bytes;
+    /* DRAM: first touch only while the operands fit the usable L2; beyond,
+     * every wave re-reads the panels it touches (tiles raster along N). */
+    double unique = a_all + b_all;
+    double dram = unique;
+    if (unique > L2_USABLE * h->l2_size) {
+        double wu_full = 0, wu_tail = 0;
+        for (int w = 0; w < 2; w++) {
+            double nt = w ? e->tail_tiles : e->slots;
+            if (nt <= 0) continue;
+            double cols = mind(nt, e->tiles_n);
+            double rows = mind(cdivd(nt, e->tiles_n), e->tiles_m * pb->batch);
+            double bytes = (mind(rows * k->tm, pb->m * pb->batch) * pb->a_bytes +
+                            mind(cols * k->tn, pb->n) * pb->b_bytes) * ks;
+            if (w) wu_tail = bytes; else wu_full = bytes;
+        }
+        dram = mind(maxd(unique, e->full_waves * wu_full + wu_tail), e->l2_read);
+    }
+    e->dram_read = dram + (pb->bias ? pb->n * pb->c_bytes : 0);
+    e->dram_write = pb->batch * pb->m * pb->n * pb->c_bytes;
+    e->l2_write = e->dram_write * (split > 1 ? 4.0 * split / pb->c_bytes : 1.0);
+    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
+    double warp_reads = k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
+    e->smem_bytes = e->l2_read + e->tiles * e->kiters * warp_reads;
+    return 1;
+}
+
+/* The extended wave model (see the file comment). */
+static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e)
+{
+    const gemm_kernel *k = &e->kern;
+    double share = h->tensor ? 1.0 : simt_ffma_share(k, h->warp_size);
+    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
+    double warp_reads = k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
+    double tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;
+    double miss = e->l2_read > 0 ? mind(1.0, e->dram_read / e->l2_read) : 1.0;
+    double lat = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
+    double out_elem = k->split_k > 1 ? 4.0 : pb->c_bytes;
+    double first_pro = -1;
+    for (int w = 0; w < 2; w++) {
+        double nt = w ? e->tail_tiles : e->slots, count = w ? 1 : e->full_waves;
+        if (nt <= 0 || count <= 0) continue;
+        double a = mind(cdivd(nt, h->num_sms), e->ctas_per_sm);
+        double frac = nt / e->tiles;
+        double issue = mind(1.0, a * k->warps / WARPS_FOR_PEAK) * share;
+        double t_c = a * 2.0 * k->tm * k->tn * k->tk / (h->flops_per_s_sm * issue);
+        double t_s = a * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
+        double t_l2 = maxd(frac * e->l2_read / e->kiters / h->l2_bw, a * tile_iter_bytes / h->l2_port_sm);
+        double t_d = frac * e->dram_read / e->kiters / h->hbm_bw;
+        double t_lat = k->stages >= 2 ? lat / (k->stages - 1) : 0;
+        double t_iter = k->stages >= 2 ? maxd(maxd(maxd(t_c, t_s), maxd(t_l2, t_d)), t_lat)
+                                       : t_c + t_s + maxd(t_l2, t_d) + lat;
+        if (first_pro < 0) first_pro = h->lat_dram_s + (k->stages > 1 ? k->stages - 1 : 1) * maxd(t_l2, t_d);
+        /* Epilogue: the SM issues its output tiles (register → global),
+         * and the wave's stores drain to DRAM (to L2 for a tail that fits)
+         * while the next CTAs already run their K loops, so stores share
+         * DRAM time with the loads instead of adding to the wave. */
+        double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
+        double store = frac * e->l2_write;
+        double t_store = store / (w && store < h->l2_size ? h->l2_bw : h->hbm_bw);
+        double loop = e->kiters * t_iter;
+        double wave = maxd(loop + issue_epi, e->kiters * t_d + t_store);
+        double it = e->kiters * count;
+        e->t_compute += it * t_c;
+        e->t_smem += it * t_s;
+        e->t_l2 += it * t_l2;
+        e->t_dram += count * (e->kiters * t_d + t_store);
+        e->t_latency += it * t_lat;
+        e->t_epilogue += count * issue_epi;
+        e->body_s += count * wave;
+        if (t_lat >= maxd(maxd(t_c, t_s), maxd(t_l2, t_d)) && t_lat > 0) e->exposed_latency = 1;
+    }
+    /* Exposed once: the first wave's pipeline fill and the last stores'
+     * latency; in between, waves overlap each other's ends. */
+    e->t_prologue = first_pro > 0 ? first_pro : 0;
+    e->t_epilogue += h->lat_l2_s;
+    e->body_s += e->t_prologue + h->lat_l2_s;
+    if (k->split_k > 1) {
+        double mn = pb->batch * pb->m * pb->n;
+        e->t_reduce = (mn * 4.0 * k->split_k + mn * pb->c_bytes) / h->hbm_bw + h->lat_dram_s + SPLITK_GAP_S;
+        e->body_s += e->t_reduce;
+    }
+}
+
+/* ---- kernel catalog ---- */
+
+typedef struct cat_entry {
+    int tm, tn, tk_bytes;   /* tk_bytes: CTA K depth in bytes of the operand */
+    int wm, wn, warps, sliced;
+} cat_entry;
+
+/* SIMT sgemm tiles (cuBLAS maxwell/volta/ampere_sgemm_*): 8×8 thread
+ * tiles, K depth 8 (sliced: 4 warps each take 8 of 32). */
+static const cat_entry simt_cat[] = {
+    {128, 128, 32, 32, 64, 8, 0}, {128, 64, 32, 64, 32, 4, 0}, {64, 128, 32, 32, 64, 4, 0},
+    {64, 64, 32, 32, 64, 2, 0},   {128, 32, 32, 64, 32, 2, 0}, {32, 128, 32, 32, 64, 2, 0},
+    {32, 32, 128, 32, 32, 4, 1},  {64, 32, 128, 64, 32, 4, 1}, {128, 32, 128, 128, 32, 4, 1},
+};
+/* Tensor-core / MFMA / MXU tiles, K depth 64 bytes (32 fp16 elements) or
+ * 128 bytes (the deeper stages Hopper-class kernels use to cover latency
+ * with fewer barriers); rounded up to multiples of the native MMA shape. */
+static const cat_entry tensor_cat[] = {
+    {256, 128, 64, 64, 64, 8, 0}, {128, 256, 64, 64, 64, 8, 0}, {128, 128, 64, 64, 64, 4, 0},
+    {128, 64, 64, 64, 32, 4, 0},  {64, 128, 64, 32, 64, 4, 0},  {64, 64, 64, 32, 32, 4, 0},
+    {256, 128, 128, 64, 64, 8, 0}, {128, 256, 128, 64, 64, 8, 0}, {128, 128, 128, 64, 64, 4, 0},
+};
+
+static int round_up(int v, int q) { return q > 1 ? (v + q - 1) / q * q : v; }
+
+/* Registers per thread a kernel needs: accumulators (warp tile over the
+ * warp's lanes), the operand fragments, and ~48 for addresses and loop
+ * state, capped at the 255 an NVIDIA thread can address. */
+static int regs_for(int wm, int wn, double warp_size)
+{
+    double acc = wm * wn / warp_size;
+    double r = acc + 2 * sqrt(acc) + 48;
+    return r > 255 ? 255 : (int)r;
+}
+
+static void from_entry(const cat_entry *c, const gemm_problem *pb, const gemm_hw *h, gemm_kernel *k)
+{
+    memset(k, 0, sizeof *k);
+    double opb = maxd(pb->a_bytes, pb->b_bytes);
+    k->family = h->tensor ? "tensorop" : "sgemm";
+    k->tm = h->tensor ? round_up(c->tm, h->fma[0]) : c->tm;
+    k->tn = h->tensor ? round_up(c->tn, h->fma[1]) : c->tn;
+    int tk = (int)(c->tk_bytes / opb);
+    if (tk < 1) tk = 1;
+    k->tk = h->tensor ? round_up(tk, h->fma[2]) : tk;
+    k->wm = c->wm;
+    k->wn = c->wn;
+    k->warps = c->warps;
+    k->sliced = c->sliced;
+    k->mma_m = h->tensor ? h->fma[0] : 1;
+    k->mma_n = h->tensor ? h->fma[1] : 1;
+    k->mma_k = h->tensor ? h->fma[2] : 1;
+    k->regs = regs_for(c->wm, c->wn, h->warp_size);
+    /* Pipeline depth from shared memory: as many K stages (2..4) as leave
+     * room for two CTAs per SM; SIMT sgemm kernels double-buffer. */
+    double stage = (double)(k->tm + k->tn) * k->tk * opb;
+    int s = 2;
+    if (h->tensor)
+        while (s < 4 && (s + 1) * stage * 2 <= h->smem_per_sm) s++;
+    k->stages = s;
+    k->split_k = 1;
+}
+
+enum { H_TM, H_TN, H_TK, H_WM, H_WN, H_MMA_M, H_MMA_N, H_MMA_K, H_STAGES, H_WARPS, H_REGS, H_SPLIT, H_COUNT };
+static const char *const hint_keys[H_COUNT] = {
+    "cta_tile_m", "cta_tile_n", "cta_tile_k", "warp_tile_m", "warp_tile_n", "mma_m", "mma_n", "mma_k",
+    "pipeline_stages", "warps_per_cta", "registers_per_thread", "split_k"};
+
+int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k)
+{
+    /* One pass over the op's attributes (usually none or a few). */
+    int64_t v[H_COUNT];
+    int has[H_COUNT] = {0}, any = 0;
+    size_t na = opm_op_attr_count(op);
+    for (size_t i = 0; i < na; i++) {
+        const char *key = opm_op_attr_key(op, i);
+        if (key[0] != 'c' && key[0] != 'w' && key[0] != 'm' && key[0] != 'p' && key[0] != 'r' && key[0] != 's')
+            continue;
+        for (int j = 0; j < H_COUNT; j++)
+            if (strcmp(key, hint_keys[j]) == 0) {
+                has[j] = any = 1;
+                v[j] = opm_op_get_int(op, key, 0);
+                break;
+            }
+    }
+    if (!any) return 0;
+#define HINT(j, dflt) (has[j] ? (int)v[j] : (dflt))
+    /* Defaults for what the hints leave out: a 128×128 CTA tile of four
+     * 64×64 warps, K depth of 64 bytes (tensor) or 8 elements (SIMT), the
+     * hardware's MMA shape, 2 stages (3 on tensor paths), no split-K. */
+    memset(k, 0, sizeof *k);
+    k->family = "hinted";
+    k->tm = HINT(H_TM, 128);
+    k->tn = HINT(H_TN, 128);
+    k->tk = HINT(H_TK, h->tensor ? 32 : 8);
+    k->wm = HINT(H_WM, k->tm >= 64 ? 64 : k->tm);
+    k->wn = HINT(H_WN, k->tn >= 64 ? 64 : k->tn);
+    if (k->wm > k->tm) k->wm = k->tm;
+    if (k->wn > k->tn) k->wn = k->tn;
+    int dw = (k->tm / k->wm) * (k->tn / k->wn);
+    k->warps = HINT(H_WARPS, dw > 0 ? dw : 1);
+    k->mma_m = HINT(H_MMA_M, h->tensor ? h->fma[0] : 1);
+    k->mma_n = HINT(H_MMA_N, h->tensor ? h->fma[1] : 1);
+    k->mma_k = HINT(H_MMA_K, h->tensor ? h->fma[2] : 1);
+    k->stages = HINT(H_STAGES, h->tensor ? 3 : 2);
+    k->regs = HINT(H_REGS, regs_for(k->wm, k->wn, h->warp_size));
+    /* Without a split_k hint the caller also tries split-K (opm_gemm_choose). */
+    k->split_k = HINT(H_SPLIT, 1);
+    /* Warps beyond those the tile needs split the K tile between them. */
+    k->sliced = k->warps > dw && dw > 0 && k->warps % dw == 0 && k->warps / dw > 1;
+    if (k->tm < 1) k->tm = 1;
+    if (k->tn < 1) k->tn = 1;
+    if (k->tk < 1) k->tk = 1;
+    if (k->warps < 1) k->warps = 1;
+    if (k->stages < 1) k->stages = 1;
+    if (k->regs < 1) k->regs = 1;
+    if (k->split_k < 1) k->split_k = 1;
+    k->split_hinted = has[H_SPLIT];
+#undef HINT
+    return 1;
+}
+
+int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave,
+                    gemm_eval *best, opm_error *err)
+{
+    gemm_kernel k;
+    gemm_eval e;
+    if (opm_gemm_hinted(op, h, &k)) {
+        if (!opm_gemm_setup(pb, h, &k, &e)) {
+            /* The hinted CTA does not fit an SM: run it one CTA per SM, as
+             * a launch with an oversubscribed SM would serialise anyway. */
+            gemm_hw relaxed = *h;
+            relaxed.smem_per_sm = relaxed.regs_per_sm = 1e30;
+            relaxed.max_warps = relaxed.max_ctas = 1e30;
+            opm_gemm_setup(pb, &relaxed, &k, &e);
+            e.ctas_per_sm = 1;
+            e.slots = h->num_sms;
+            e.full_waves = floor(e.tiles / e.slots);
+            e.tail_tiles = e.tiles - e.full_waves * e.slots;
+            e.waves = e.full_waves + (e.tail_tiles > 0);
+            e.wave_eff = e.tiles / (e.waves * e.slots);
+            e.occ_limit = "oversubscribed";
+        }
+        wave(pb, h, &e);
+        *best = e;
+        /* A hinted tile without a split_k hint: split-K is chosen as for
+         * the catalog (kernels that may run a split-K reduction). */
+        if (!k.split_hinted && best->ctas_per_sm >= 1 && strcmp(e.occ_limit, "oversubscribed"))
+            for (int s = 2; s <= 32; s *= 2) {
+                if (cdivd(pb->k, (double)s * k.tk) < 4) break;
+                k.split_k = s;
+                if (!opm_gemm_setup(pb, h, &k, &e) || e.tiles / s >= e.slots) break;
+                wave(pb, h, &e);
+                if (e.body_s < best->body_s) *best = e;
+            }
+        return 0;
+    }
+    const cat_entry *cat = h->tensor ? tensor_cat : simt_cat;
+    size_t n = h->tensor ? sizeof tensor_cat / sizeof tensor_cat[0] : sizeof simt_cat / sizeof simt_cat[0];
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        from_entry(&cat[i], pb, h, &k);
+        /* Split-K only pays when the output tiles leave SMs idle; try powers
+         * of two while each split keeps at least 4 K iterations. */
+        for (int s = 1; s <= 32; s *= 2) {
+            if (s > 1 && cdivd(pb->k, (double)s * k.tk) < 4) break;
+            k.split_k = s;
+            if (!opm_gemm_setup(pb, h, &k, &e)) break;
+            if (s > 1 && e.tiles / s >= e.slots) break;
+            wave(pb, h, &e);
+            if (!found || e.body_s < best->body_s) *best = e;
+            found = 1;
+        }
+    }
+    if (!found)
+        return opm_err(err, OPM_EUNSUPPORTED, "hardware",
+                       "no catalog GEMM kernel fits one SM (shared memory, registers or warps too small)");
+    return 0;
+}
+
+/* ---- the problem of an op ---- */
+
+static double lead_product(const opm_tensor *t)
+{
+    double p = 1;
+    for (int d = 0; d < t->rank - 2; d++) p *= (double)t->shape[d];
+    return p;
+}
+
+static int problem(const opm_op *op, gemm_problem *pb)
+{
+    memset(pb, 0, sizeof *pb);
+    const opm_tensor *a = opm_op_find_tensor(op, OPM_ROLE_INPUT, 0);
+    const opm_tensor *b = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 0);
+    const opm_tensor *c = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
+    if (!a || !b || !c || a->rank < 2 || b->rank < 2) return 0;
+    int batched = opm_op_kind(op) == OPM_KIND_BATCHED_GEMM;
+    int ta = opm_op_get_bool(op, "transpose_a", 0), tb = opm_op_get_bool(op, "transpose_b", 0);
+    double m = (double)(ta ? a->shape[a->rank - 1] : a->shape[a->rank - 2]);
+    pb->k = (double)(ta ? a->shape[a->rank - 2] : a->shape[a->rank - 1]);
+    pb->n = (double)(tb ? b->shape[b->rank - 2] : b->shape[b->rank - 1]);
+    double lead = lead_product(a);
+    pb->batch = batched ? lead : 1;
+    pb->m = batched ? m : lead * m;
+    pb->b_mats = batched && b->rank > 2 ? lead : 1;
+    pb->a_bytes = opm_dtype_bytes(a->dtype);
+    pb->b_bytes = opm_dtype_bytes(b->dtype);
+    pb->c_bytes = opm_dtype_bytes(c->dtype);
+    pb->bias = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 1) != NULL || opm_op_get_bool(op, "bias", 0);
+    return 1;
+}
+
+/* ---- the profile ---- */
+
+/* Diagnostic writers: a plain bounded copy (keys and texts are short
+ * literals), cheaper than strlen + memcpy at millions of calls per second. */
+static void copy_short(char *dst, const char *src, size_t cap)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < cap; i++) dst[i] = src[i];
+    dst[i] = '\0';
+}
+
+static void diag_num(opm_profile *p, const char *key, double v)
+{
+    if (p->diag_count >= OPM_MAX_DIAGS) return;
+    opm_diag *d = &p->diags[p->diag_count++];
+    copy_short(d->key, key, sizeof d->key);
+    d->is_text = 0;
+    d->number = v;
+    d->text[0] = '\0';
+}
+
+static void diag_text(opm_profile *p, const char *key, const char *v)
+{
+    if (p->diag_count >= OPM_MAX_DIAGS) return;
+    opm_diag *d = &p->diags[p->diag_count++];
+    copy_short(d->key, key, sizeof d->key);
+    d->is_text = 1;
+    d->number = 0;
+    copy_short(d->text, v, sizeof d->text);
+}
+
+/* Adds the times and bytes of a second GEMM (the backward's dB) to e. */
+static void eval_add(gemm_eval *e, const gemm_eval *o)
+{
+    e->dram_read += o->dram_read;
+    e->dram_write += o->dram_write;
+    e->l2_read += o->l2_read;
+    e->l2_write += o->l2_write;
+    e->smem_bytes += o->smem_bytes;
+    e->t_compute += o->t_compute;
+    e->t_smem += o->t_smem;
+    e->t_l2 += o->t_l2;
+    e->t_dram += o->t_dram;
+    e->t_latency += o->t_latency;
+    e->t_prologue += o->t_prologue;
+    e->t_epilogue += o->t_epilogue;
+    e->t_reduce += o->t_reduce;
+    e->body_s += o->body_s;
+    e->exposed_latency |= o->exposed_latency;
+}
+
+int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
+                     gemm_wave_fn wave, opm_error *err)
+{
+    opm_kind kind = opm_op_kind(op);
+    int rc;
+    if (kind != OPM_KIND_GEMM && kind != OPM_KIND_BATCHED_GEMM) {
+        rc = opm_roofline_predict(op, hw, p, err);
+        if (!rc) p->model = model;
+        return rc;
+    }
+    opm_counts c;
+    if ((rc = opm_op_count(op, &c, err))) return rc;
+    gemm_problem pb;
+    if (!problem(op, &pb)) return opm_err(err, OPM_EINVAL, "tensors", "expected input A, weight B and output C");
+    gemm_hw h;
+    if ((rc = opm_gemm_hw(hw, c.compute_dtype, &h, err))) return rc;
+    gemm_eval e;
+    if (opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) {
+        /* Backward = dA[M,K] = dC[M,N]·Bᵀ and dB[K,N] = Aᵀ·dC, each its own
+         * kernel (dB sums over the batch when B is shared). */
+        gemm_problem da = pb, db = pb;
+        da.n = pb.k;
+        da.k = pb.n;
+        da.bias = 0;
+        db.batch = pb.b_mats;
+        db.m = pb.k;
+        db.k = pb.m * pb.batch / pb.b_mats;
+        db.bias = 0;
+        gemm_eval e2;
+        if ((rc = opm_gemm_choose(op, &da, &h, wave, &e, err))) return rc;
+        if ((rc = opm_gemm_choose(op, &db, &h, wave, &e2, err))) return rc;
+        eval_add(&e, &e2);
+    } else if ((rc = opm_gemm_choose(op, &pb, &h, wave, &e, err))) {
+        return rc;
+    }
+
+    memset(p, 0, offsetof(opm_profile, diags));
+    p->name = opm_op_name(op);
+    p->kind = kind;
+    p->phase = opm_op_phase(op);
+    p->model = model;
+    p->hardware = hw->name;
+    p->matrix_flops = c.matrix_flops;
+    p->vector_flops = c.vector_flops;
+    p->flops = c.matrix_flops + c.vector_flops;
+    p->input_bytes = c.input_bytes;
+    p->weight_bytes = c.weight_bytes;
+    p->output_bytes = c.output_bytes;
+    p->workspace_bytes = c.workspace_bytes + (e.kern.split_k > 1 ? (uint64_t)(e.l2_write - e.dram_write) : 0);
+    p->engine = h.tensor ? OPM_ENGINE_TENSOR : OPM_ENGINE_VECTOR;
+
+    /* Bias and scale work happen in the epilogue on the vector units. */
+    double vpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32) * hw->util_vector;
+    double t_vec = c.vector_flops > 0 && vpeak > 0 ? (double)c.vector_flops / vpeak : 0;
+    e.t_epilogue += t_vec;
+    e.body_s += t_vec;
+    p->compute_time_s = e.t_compute;
+    p->overhead_s = h.fixed_s;
+    p->latency_s = e.body_s + h.fixed_s;
+
+    double eng_e = opm_hardware_energy_j_per_flop(hw, p->engine, c.compute_dtype);
+    if (eng_e <= 0 && p->engine == OPM_ENGINE_VECTOR) eng_e = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+    p->compute_energy_j = (double)c.matrix_flops * eng_e +
+                          (double)c.vector_flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+    double dram_bytes = e.dram_read + e.dram_write;
+    for (size_t i = 0; i < hw->n_levels && p->level_count < OPM_MAX_LEVELS; i++) {
+        const opm_memory_level *l = &hw->levels[i];
+        if (strcmp(l->name, "register") == 0) continue;
+        opm_level_access *a = &p->levels[p->level_count++];
+        memcpy(a->name, l->name, sizeof a->name);
+        double rd, wr, t;
+        if (strcmp(l->name, "hbm") == 0) { rd = e.dram_read; wr = e.dram_write; t = e.t_dram; }
+        else if (strcmp(l->name, "l2") == 0) { rd = e.l2_read; wr = e.l2_write; t = e.t_l2; }
+        else if (strcmp(l->name, "sram") == 0) { rd = e.smem_bytes; wr = e.l2_read; t = e.t_smem; }
+        else { rd = (double)c.read_bytes; wr = (double)c.write_bytes; t = 0; }
+        a->read_bytes = (uint64_t)rd;
+        a->write_bytes = (uint64_t)wr;
+        a->energy_j = (rd + wr) * l->energy_j_per_byte;
+        a->time_s = t;
+    }
+    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
+    p->energy_j = p->compute_energy_j + p->static_energy_j;
+    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+    p->arithmetic_intensity = dram_bytes > 0 ? (double)p->flops / dram_bytes : 0;
+
+    /* The limiting resource: the largest of the summed terms. */
+    double terms[GEMM_LIM_COUNT] = {e.t_compute, e.t_smem, e.t_l2, e.t_dram,
+                                    e.t_epilogue + e.t_prologue + e.t_reduce, h.fixed_s};
+    if (e.exposed_latency) {
+        double miss = e.l2_read > 0 ? e.dram_read / e.l2_read : 1;
+        double *t = miss > 0.5 ? &terms[GEMM_LIM_DRAM] : &terms[GEMM_LIM_L2];
+        *t = maxd(*t, e.t_latency);
+    }
+    int lim = 0;
+    for (int i = 1; i < GEMM_LIM_COUNT; i++)
+        if (terms[i] > terms[lim]) lim = i;
+    e.limit = lim;
+    p->bound = lim == GEMM_LIM_FIXED ? OPM_BOUND_OVERHEAD : lim == GEMM_LIM_COMPUTE ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
+
+    char name[64];
+    opm_gemm_kernel_name(&e.kern, name, sizeof name);
+    if (p->bound == OPM_BOUND_MEMORY)
+        diag_text(p, "limiting_level", lim == GEMM_LIM_SMEM ? "sram" : lim == GEMM_LIM_L2 ? "l2" : "hbm");
+    diag_text(p, "limiting_resource", opm_gemm_limit_names[lim]);
+    diag_text(p, "kernel", name);
+    size_t pos = 0;
+    put_int(name, sizeof name, &pos, e.kern.tm);
+    put_str(name, sizeof name, &pos, "x");
+    put_int(name, sizeof name, &pos, e.kern.tn);
+    put_str(name, sizeof name, &pos, "x");
+    put_int(name, sizeof name, &pos, e.kern.tk);
+    diag_text(p, "tile", name);
+    diag_num(p, "split_k", e.kern.split_k);
+    diag_num(p, "pipeline_stages", e.kern.stages);
+    diag_num(p, "warps_per_cta", e.kern.warps);
+    diag_num(p, "ctas_per_sm", e.ctas_per_sm);
+    diag_text(p, "occupancy_limit", e.occ_limit ? e.occ_limit : "ctas");
+    diag_num(p, "tiles", e.tiles);
+    diag_num(p, "waves", e.waves);
+    diag_num(p, "wave_efficiency", e.wave_eff);
+    diag_num(p, "tile_efficiency", e.tile_eff);
+    diag_num(p, "l2_hit_ratio", e.l2_read > 0 ? 1 - mind(1, e.dram_read / e.l2_read) : 0);
+    diag_num(p, "compute_time_s", e.t_compute);
+    diag_num(p, "smem_time_s", e.t_smem);
+    diag_num(p, "l2_time_s", e.t_l2);
+    diag_num(p, "dram_time_s", e.t_dram);
+    diag_num(p, "prologue_s", e.t_prologue);
+    diag_num(p, "epilogue_s", e.t_epilogue + e.t_reduce);
+    diag_num(p, "overhead_s", h.fixed_s);
+    diag_num(p, "achieved_flops_per_s", p->latency_s > 0 ? (double)p->flops / p->latency_s : 0);
+    char findings[64] = "";
+    size_t fl = 0;
+    const char *f[4] = {e.waves >= 1 && e.wave_eff < 0.75 ? "wave_quantization" : NULL,
+                        e.tile_eff < 0.8 ? "edge_tile_waste" : NULL,
+                        e.exposed_latency ? "exposed_latency" : NULL,
+                        e.ctas_per_sm * e.kern.warps < 2 * WARPS_FOR_PEAK ? "low_occupancy" : NULL};
+    for (int i = 0; i < 4; i++)
+        if (f[i] && fl + strlen(f[i]) + 2 < sizeof findings) {
+            if (fl) put_str(findings, sizeof findings, &fl, ",");
+            put_str(findings, sizeof findings, &fl, f[i]);
+        }
+    diag_text(p, "findings", fl ? findings : "none");
+    return 0;
+}
+
+int opm_extended_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)
+{
+    return opm_gemm_predict(op, hw, p, "extended_roofline", wave_extended, err);
+}

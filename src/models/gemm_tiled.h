@@ -1,0 +1,93 @@
+/* gemm_tiled.h — what the two tile-aware GEMM models (extended_roofline in
+ * gemm_tiled.c, effective_roofline in gemm_effective.c) share: the GEMM
+ * problem as the kernels see it, the hardware numbers they need (with
+ * documented defaults), the kernel catalog and selection, per-kernel
+ * tiling/occupancy/traffic, and the evaluation record a wave model fills.
+ * Everything here is plain values on the caller's stack: no allocation. */
+#ifndef OPM_GEMM_TILED_H
+#define OPM_GEMM_TILED_H
+
+#include "opmodel/opmodel.h"
+
+/* One GEMM as a kernel sees it: C[b, m, n] = A[b, m, k] · B[b?, k, n]. */
+typedef struct gemm_problem {
+    double batch, m, n, k;
+    double b_mats;              /* distinct B matrices (1 when broadcast over the batch) */
+    double a_bytes, b_bytes;    /* bytes per element of A and B as stored */
+    double c_bytes;             /* bytes per element of C */
+    int bias;                   /* a bias vector is read in the epilogue */
+} gemm_problem;
+
+/* Hardware numbers in SI units, defaults applied (see gemm_tiled.c). */
+typedef struct gemm_hw {
+    double clock_hz, num_sms;
+    int tensor;                  /* the matrix FLOPs run on the tensor engine */
+    double flops_per_s_sm;       /* matrix-path peak per SM × utilization */
+    double smem_bw_sm;           /* bytes/s per SM, shared memory */
+    double l2_bw;                /* bytes/s, whole L2 */
+    double l2_port_sm;           /* bytes/s one SM can pull from L2 */
+    double l2_size;
+    double hbm_bw;
+    double lat_l2_s, lat_dram_s; /* load-to-use latencies */
+    double max_ctas, max_warps, regs_per_sm, smem_per_sm, warp_size;
+    int fma[3];
+    double fixed_s;              /* device_fixed_overhead_cycles / clock */
+} gemm_hw;
+
+/* A kernel configuration (a catalog entry, or the hints of one op). */
+typedef struct gemm_kernel {
+    const char *family;          /* name stem: "sgemm", "tensorop", "mfma", "mxu", "hinted" */
+    int tm, tn, tk;              /* CTA tile */
+    int wm, wn;                  /* warp tile */
+    int mma_m, mma_n, mma_k;
+    int stages, warps, regs, split_k;
+    int sliced;                  /* warps split the CTA's K tile (cuBLAS "sliced1x4") */
+    int split_hinted;            /* split_k came from a hint (else selection may change it) */
+} gemm_kernel;
+
+enum { GEMM_LIM_COMPUTE, GEMM_LIM_SMEM, GEMM_LIM_L2, GEMM_LIM_DRAM, GEMM_LIM_EPILOGUE, GEMM_LIM_FIXED,
+       GEMM_LIM_COUNT };
+extern const char *const opm_gemm_limit_names[GEMM_LIM_COUNT];
+
+/* What evaluating one kernel on one problem gives. Times in seconds. */
+typedef struct gemm_eval {
+    gemm_kernel kern;
+    double tiles_m, tiles_n, tiles;      /* tiles counts split-K pieces too */
+    double ctas_per_sm, slots;           /* occupancy and concurrent CTAs on the chip */
+    const char *occ_limit;               /* registers | shared_memory | warps | ctas */
+    double full_waves, tail_tiles, waves;
+    double wave_eff;                     /* tiles / (waves · slots) */
+    double tile_eff;                     /* useful FLOPs / FLOPs of whole padded tiles */
+    double kiters;                       /* K-loop iterations of one CTA */
+    double dram_read, dram_write, l2_read, l2_write, smem_bytes;
+    double t_compute, t_smem, t_l2, t_dram, t_latency;  /* summed over waves */
+    double t_prologue, t_epilogue, t_reduce;
+    double body_s;                       /* latency without the fixed overhead */
+    int limit;                           /* GEMM_LIM_* */
+    int exposed_latency;                 /* latency term was the longest body term */
+} gemm_eval;
+
+/* A wave model: fills e->t_* and e->body_s from the tiling and traffic
+ * already in e. */
+typedef void (*gemm_wave_fn)(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e);
+
+/* Builds gemm_hw for the matrix dtype dt; OPM_EUNSUPPORTED when neither a
+ * tensor nor a vector peak exists. */
+int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err);
+/* Tiling, occupancy and traffic of kernel k on pb; 0 if it cannot run
+ * (no CTA fits on an SM). */
+int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e);
+/* Hinted kernel when the op has any hint (returns 1), else 0. */
+int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k);
+/* Best kernel for pb under `wave`: the hinted one, or the lowest body_s of
+ * the catalog.  Returns 0 and fills *best, or OPM_EUNSUPPORTED. */
+int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave,
+                    gemm_eval *best, opm_error *err);
+/* The whole prediction of a GEMM-kind op with `wave`; non-GEMM kinds go to
+ * the roofline. */
+int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
+                     gemm_wave_fn wave, opm_error *err);
+/* Kernel display name ("sgemm_128x64x8_s1"). */
+void opm_gemm_kernel_name(const gemm_kernel *k, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,544 @@
+/* gemm_latency.c — loading measured GEMM latency CSVs (contract §4), the
+ * contract §5 size classes, fixed-overhead calibration and held-out error
+ * statistics for `opmodel validate-gemm-latency`.
+ *
+ * Calibration groups are (hardware, source tag), the tag being the `source`
+ * column up to its first '/' ("neusight:bmm", "neusight:linear",
+ * "deepbench:train").  data/README.md shows why one overhead per hardware is
+ * not enough: the same GPU's measured floor is ~30 µs for NeuSight bmm,
+ * ~50–90 µs for NeuSight linear (PyTorch addmm dispatch) and 5–16 µs for
+ * DeepBench (400 back-to-back calls); the timing convention, not the GPU,
+ * sets it.  Rows without a source form one group per hardware.
+ *
+ * The calibration set is deterministic and model-independent: in each
+ * group, the `small` and `vector_like` rows of at most CAL_MAX_FLOPS sorted
+ * by (FLOPs, m, n, k, batch, file order), of which the first CAL_PER_GROUP
+ * (at most half of them) are used.  A group without such rows borrows the
+ * median overhead of, in order: groups of the same source family
+ * ("deepbench") on the same hardware; the same tag on other hardware; the
+ * same family on other hardware; else the hardware file's value.  The overhead is the median of measured − predicted over
+ * those rows (robust to a stray row), bounded below by 0.  Every other row
+ * is held out and scored. */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "../core/internal.h"
+#include "gemm_latency.h"
+
+#define CAL_PER_GROUP 8
+/* Calibration rows must be overhead-dominated: 2·b·m·n·k ≤ 2^26 FLOPs is at
+ * most ~12 µs of math on the slowest GPU here (P4, 5.5 TFLOPS fp32), and
+ * under 4 µs on the others, against measured floors of 5–90 µs. */
+#define CAL_MAX_FLOPS 67108864.0
+
+const char *const opm_gemm_class_names[GC_COUNT] = {"vector_like", "small", "skinny", "small_k", "large", "regular"};
+
+int opm_gemm_size_class(double batch, double m, double n, double k)
+{
+    double lo = m < n ? m : n, hi = m < n ? n : m;
+    if (m == 1 && n > 1 && k > 1) return GC_VECTOR_LIKE;
+    if (m * n <= 4096) return GC_SMALL;
+    if (lo <= 64 && hi / lo >= 8) return GC_SKINNY;
+    if (k <= 32) return GC_SMALL_K;
+    if (m * n >= 1048576 || 2 * batch * m * n * k >= 1e12) return GC_LARGE;
+    return GC_REGULAR;
+}
+
+/* ---- loading ---- */
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Appends every *.csv under dir to a list (sorted per directory). */
+static int list_csv(const char *dir, char ***paths, size_t *n, size_t *cap, opm_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) return opm_err(err, OPM_EIO, "--data-dir", "cannot open directory '%s': %s", dir, strerror(errno));
+    char **names = NULL;
+    size_t nn = 0, nc = 0;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        if (nn == nc) {
+            nc = nc ? 2 * nc : 16;
+            char **t = realloc(names, nc * sizeof *t);
+            if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+            names = t;
+        }
+        size_t len = strlen(dir) + strlen(de->d_name) + 2;
+        names[nn] = malloc(len);
+        if (!names[nn]) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+        snprintf(names[nn], len, "%s/%s", dir, de->d_name);
+        nn++;
+    }
+    closedir(d);
+    if (!rc) qsort(names, nn, sizeof *names, cmp_str);
+    for (size_t i = 0; i < nn; i++) {
+        struct stat st;
+        if (!rc && stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = list_csv(names[i], paths, n, cap, err);
+        } else if (!rc && strlen(names[i]) > 4 && strcmp(names[i] + strlen(names[i]) - 4, ".csv") == 0) {
+            if (*n == *cap) {
+                *cap = *cap ? 2 * *cap : 32;
+                char **t = realloc(*paths, *cap * sizeof *t);
+                if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); free(names[i]); continue; }
+                *paths = t;
+            }
+            (*paths)[(*n)++] = names[i];
+            continue;
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+/* Splits a CSV line in place (no quoting in the contract format; quotes
+ * around a field are stripped). */
+static int split_csv(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max) break;
+        f[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c) break;
+        *c = '\0';
+        p = c + 1;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(f[i]);
+        while (l && (f[i][l - 1] == '\n' || f[i][l - 1] == '\r' || f[i][l - 1] == ' ')) f[i][--l] = '\0';
+        while (*f[i] == ' ') f[i]++, l--;
+        if (l >= 2 && f[i][0] == '"' && f[i][l - 1] == '"') {
+            f[i][l - 1] = '\0';
+            f[i]++;
+        }
+    }
+    return n;
+}
+
+static int intern(char (**names)[96], size_t *n, const char *s, int *is_new)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp((*names)[i], s) == 0) { *is_new = 0; return (int)i; }
+    char (*t)[96] = realloc(*names, (*n + 1) * sizeof *t);
+    if (!t) return -1;
+    *names = t;
+    opm_strlcpy(t[*n], s, sizeof t[*n]);
+    *is_new = 1;
+    return (int)(*n)++;
+}
+
+static int hw_index(opm_gemm_dataset *ds, const char *name)
+{
+    for (size_t i = 0; i < ds->n_hw; i++)
+        if (strcmp(ds->hw_names[i], name) == 0) return (int)i;
+    char (*t)[64] = realloc(ds->hw_names, (ds->n_hw + 1) * sizeof *t);
+    if (!t) return -2;
+    ds->hw_names = t;
+    opm_hardware **h = realloc(ds->hw, (ds->n_hw + 1) * sizeof *h);
+    if (!h) return -2;
+    ds->hw = h;
+    opm_strlcpy(t[ds->n_hw], name, sizeof t[ds->n_hw]);
+    ds->hw[ds->n_hw] = opm_hardware_open(name, NULL);
+    return (int)ds->n_hw++;
+}
+
+enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_SOURCE, COL_KERNEL,
+       NCOL };
+static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
+                                            "transpose_b", "bias", "latency_us", "source", "kernel"};
+
+/* cuBLAS SIMT sgemm names give the tile as <cuBLAS m>x<cuBLAS n>; cuBLAS is
+ * column-major, so its m tiles our n (data/README.md checks this against
+ * the launch grids).  Non-sliced kernels use 8×8 thread tiles (64 outputs
+ * per thread, warp tile 2048 outputs); sliced1x4 and the old 32x32x32
+ * kernels have 4 warps that split a 32-deep K tile. */
+int opm_gemm_parse_kernel(const char *name, opm_gemm_row *r)
+{
+    r->kern_tm = 0;
+    const char *p = strstr(name, "sgemm_");
+    if (!p) return 0;
+    p += 6;
+    char *end;
+    long a = strtol(p, &end, 10);
+    if (end == p || *end != 'x') return 0;
+    long b = strtol(end + 1, &end, 10), c = 0;
+    if (*end == 'x') c = strtol(end + 1, &end, 10);
+    if (a < 8 || b < 8 || a > 512 || b > 512 || c < 0 || c > 256) return 0;
+    int sliced = strstr(name, "sliced") != NULL || c >= 32;
+    r->kern_tm = (int16_t)b;
+    r->kern_tn = (int16_t)a;
+    r->kern_tk = (int16_t)(c ? c : sliced ? 32 : 8);
+    if (sliced) {
+        r->kern_warps = 4;
+        r->kern_wm = r->kern_tm;
+        r->kern_wn = r->kern_tn;
+    } else {
+        long warps = a * b / 2048;
+        r->kern_warps = (int16_t)(warps < 1 ? 1 : warps);
+        long wn = a < 64 ? a : 64;
+        long wm = 2048 / wn;
+        if (wm > b) { wm = b; wn = 2048 / b; }
+        r->kern_wm = (int16_t)wm;
+        r->kern_wn = (int16_t)wn;
+    }
+    r->kern_splitk = strstr(name, "splitk") != NULL;
+    return 1;
+}
+
+static int parse_i64(const char *s, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end) return -1;
+    *v = x;
+    return 0;
+}
+
+static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return opm_err(err, OPM_EIO, "--data-dir", "cannot read '%s': %s", path, strerror(errno));
+    char line[4096];
+    char *fld[64];
+    int col[NCOL];
+    for (int i = 0; i < NCOL; i++) col[i] = -1;
+    if (!fgets(line, sizeof line, f)) {
+        fclose(f);
+        return 0; /* an empty file holds no rows */
+    }
+    int nf = split_csv(line, fld, 64);
+    for (int i = 0; i < nf; i++)
+        for (int c = 0; c < NCOL; c++)
+            if (strcmp(fld[i], col_names[c]) == 0) col[c] = i;
+    for (int c = 0; c < NCOL; c++)
+        if (col[c] < 0 && c < COL_SOURCE) {
+            fclose(f);
+            return opm_err(err, OPM_EINVAL, "--data-dir", "%s:1: expected a '%s' column (contract §4 header)", path,
+                           col_names[c]);
+        }
+    int rc = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '\n' || line[0] == '\r' || line[0] == '\0') continue;
+        nf = split_csv(line, fld, 64);
+        opm_gemm_row r;
+        memset(&r, 0, sizeof r);
+        int bad = 0;
+        for (int c = 0; c < COL_SOURCE; c++) bad |= col[c] >= nf;
+        if (bad) { ds->rows_bad++; continue; }
+        int64_t v[8];
+        for (int c = COL_BATCH; c <= COL_BIAS; c++) bad |= parse_i64(fld[col[c]], &v[c - COL_BATCH]) != 0;
+        char *end;
+        double lat = strtod(fld[col[COL_LAT]], &end);
+        bad |= end == fld[col[COL_LAT]] || *end || !(lat > 0);
+        bad |= opm_dtype_parse(fld[col[COL_DTYPE]], &r.dtype) != 0;
+        if (!bad) bad |= v[0] < 1 || v[1] < 1 || v[2] < 1 || v[3] < 1;
+        if (bad) { ds->rows_bad++; continue; }
+        r.batch = v[0]; r.m = v[1]; r.n = v[2]; r.k = v[3];
+        r.ta = v[4] != 0; r.tb = v[5] != 0; r.bias = v[6] != 0;
+        r.latency_s = lat * 1e-6;
+        if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) opm_gemm_parse_kernel(fld[col[COL_KERNEL]], &r);
+        r.cls = opm_gemm_size_class((double)r.batch, (double)r.m, (double)r.n, (double)r.k);
+        r.hw = hw_index(ds, fld[col[COL_HW]]);
+        if (r.hw == -2) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+        if (!ds->hw[r.hw]) { ds->rows_unknown_hw++; continue; }
+        char key[96], tag[64] = "";
+        if (col[COL_SOURCE] >= 0 && col[COL_SOURCE] < nf) {
+            opm_strlcpy(tag, fld[col[COL_SOURCE]], sizeof tag);
+            char *slash = strchr(tag, '/');
+            if (slash) *slash = '\0';
+        }
+        snprintf(key, sizeof key, "%s|%s", ds->hw_names[r.hw], tag);
+        int is_new;
+        r.group = intern(&ds->group_names, &ds->n_groups, key, &is_new);
+        if (r.group < 0) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+        if (is_new) {
+            int *g = realloc(ds->group_hw, ds->n_groups * sizeof *g);
+            if (!g) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+            ds->group_hw = g;
+            g[r.group] = r.hw;
+        }
+        if (ds->n_rows == ds->cap) {
+            size_t nc = ds->cap ? 2 * ds->cap : 1024;
+            opm_gemm_row *t = realloc(ds->rows, nc * sizeof *t);
+            if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+            ds->rows = t;
+            ds->cap = nc;
+        }
+        ds->rows[ds->n_rows++] = r;
+    }
+    fclose(f);
+    return rc;
+}
+
+int opm_gemm_dataset_load(const char *dir, opm_gemm_dataset *ds, opm_error *err)
+{
+    memset(ds, 0, sizeof *ds);
+    char **paths = NULL;
+    size_t n = 0, cap = 0;
+    int rc = list_csv(dir, &paths, &n, &cap, err);
+    for (size_t i = 0; i < n; i++) {
+        if (!rc) {
+            rc = load_file(paths[i], ds, err);
+            ds->files++;
+        }
+        free(paths[i]);
+    }
+    free(paths);
+    if (!rc && ds->files == 0)
+        rc = opm_err(err, OPM_EINVAL, "--data-dir", "no *.csv files under '%s'", dir);
+    if (rc) opm_gemm_dataset_free(ds);
+    return rc;
+}
+
+void opm_gemm_dataset_free(opm_gemm_dataset *ds)
+{
+    for (size_t i = 0; i < ds->n_hw; i++) opm_hardware_free(ds->hw[i]);
+    free(ds->hw);
+    free(ds->hw_names);
+    free(ds->rows);
+    free(ds->group_names);
+    free(ds->group_hw);
+    memset(ds, 0, sizeof *ds);
+}
+
+/* ---- predictions ---- */
+
+static opm_op *row_op(const opm_gemm_row *r, int hints, opm_error *err)
+{
+    int batched = r->batch > 1;
+    opm_op *op = opm_op_new("gemm", batched ? OPM_KIND_BATCHED_GEMM : OPM_KIND_GEMM, OPM_PHASE_INFERENCE, err);
+    if (!op) return NULL;
+    int64_t a[3], b[3], c[3];
+    int rk = batched ? 3 : 2, o = batched ? 1 : 0;
+    a[0] = b[0] = c[0] = r->batch;
+    a[o] = r->ta ? r->k : r->m;
+    a[o + 1] = r->ta ? r->m : r->k;
+    b[o] = r->tb ? r->n : r->k;
+    b[o + 1] = r->tb ? r->k : r->n;
+    c[o] = r->m;
+    c[o + 1] = r->n;
+    if (opm_op_add_tensor(op, OPM_ROLE_INPUT, a, rk, r->dtype, NULL, err) ||
+        opm_op_add_tensor(op, OPM_ROLE_WEIGHT, b, rk, r->dtype, NULL, err) ||
+        opm_op_add_tensor(op, OPM_ROLE_OUTPUT, c, rk, r->dtype, NULL, err) ||
+        (r->ta && opm_op_set_bool(op, "transpose_a", 1, err)) ||
+        (r->tb && opm_op_set_bool(op, "transpose_b", 1, err)) ||
+        (r->bias && opm_op_set_bool(op, "bias", 1, err)) ||
+        (hints && r->kern_tm &&
+         (opm_op_set_int(op, "cta_tile_m", r->kern_tm, err) || opm_op_set_int(op, "cta_tile_n", r->kern_tn, err) ||
+          opm_op_set_int(op, "cta_tile_k", r->kern_tk, err) || opm_op_set_int(op, "warps_per_cta", r->kern_warps, err) ||
+          opm_op_set_int(op, "warp_tile_m", r->kern_wm, err) || opm_op_set_int(op, "warp_tile_n", r->kern_wn, err)))) {
+        opm_op_free(op);
+        return NULL;
+    }
+    return op;
+}
+
+int opm_gemm_base_predictions(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, double *base,
+                              opm_error *err)
+{
+    const opm_model *m = opm_model_find(model);
+    if (!m) return opm_err(err, OPM_ENOTFOUND, "--model", "no model named '%s' (see `opmodel models`)", model);
+    opm_profile p;
+    for (size_t i = 0; i < ds->n_rows; i++) {
+        const opm_gemm_row *r = &ds->rows[i];
+        base[i] = NAN;
+        opm_op *op = row_op(r, use_kernel_column, NULL);
+        if (!op) continue;
+        if (m->predict(op, ds->hw[r->hw], &p, NULL) == 0) base[i] = p.latency_s - p.overhead_s;
+        opm_op_free(op);
+    }
+    return 0;
+}
+
+/* ---- calibration split ---- */
+
+/* Sort key of a calibration candidate: (FLOPs, m, n, k, batch, row). */
+typedef struct cal_key {
+    double flops;
+    int64_t m, n, k, batch;
+    size_t row;
+} cal_key;
+
+static int cmp_cal(const void *pa, const void *pb)
+{
+    const cal_key *a = pa, *b = pb;
+    if (a->flops != b->flops) return a->flops < b->flops ? -1 : 1;
+    if (a->m != b->m) return a->m < b->m ? -1 : 1;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    if (a->k != b->k) return a->k < b->k ? -1 : 1;
+    if (a->batch != b->batch) return a->batch < b->batch ? -1 : 1;
+    return a->row < b->row ? -1 : a->row > b->row;
+}
+
+void opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_cal)
+{
+    memset(is_cal, 0, ds->n_rows);
+    cal_key *keys = malloc((ds->n_rows + 1) * sizeof *keys);
+    if (!keys) return;
+    for (size_t g = 0; g < ds->n_groups; g++) {
+        size_t n = 0;
+        for (size_t i = 0; i < ds->n_rows; i++) {
+            const opm_gemm_row *r = &ds->rows[i];
+            double flops = 2.0 * (double)r->batch * (double)r->m * (double)r->n * (double)r->k;
+            if (r->group == (int)g && (r->cls == GC_SMALL || r->cls == GC_VECTOR_LIKE) && flops <= CAL_MAX_FLOPS)
+                keys[n++] = (cal_key){flops, r->m, r->n, r->k, r->batch, i};
+        }
+        if (!n) continue;
+        qsort(keys, n, sizeof *keys, cmp_cal);
+        size_t take = n < 2 * CAL_PER_GROUP ? (n + 1) / 2 : CAL_PER_GROUP;
+        for (size_t j = 0; j < take; j++) is_cal[keys[j].row] = 1;
+    }
+    free(keys);
+}
+
+/* ---- statistics ---- */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median_of(double *v, size_t n)
+{
+    if (!n) return NAN;
+    qsort(v, n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Stats over the rows with sel[i]: ape sorted in scratch. */
+static void stats(const opm_gemm_dataset *ds, const double *pred, const unsigned char *sel, double *scratch,
+                  opm_err_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    double sum_ape = 0, sum_log = 0, sum_signed = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < ds->n_rows; i++) {
+        if (!sel[i]) continue;
+        double meas = ds->rows[i].latency_s, e = (pred[i] - meas) / meas;
+        scratch[n++] = fabs(e) * 100;
+        sum_ape += fabs(e) * 100;
+        sum_signed += e * 100;
+        sum_log += log(pred[i] / meas);
+    }
+    s->n = n;
+    if (!n) return;
+    s->mape = sum_ape / (double)n;
+    s->signed_mean_error = sum_signed / (double)n;
+    s->geomean_ratio = exp(sum_log / (double)n);
+    qsort(scratch, n, sizeof *scratch, cmp_dbl);
+    s->median_ape = n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
+    size_t p90 = (size_t)ceil(0.9 * (double)n);
+    s->p90_ape = scratch[p90 ? p90 - 1 : 0];
+}
+
+static const char *group_tag(const opm_gemm_dataset *ds, size_t g)
+{
+    const char *bar = strchr(ds->group_names[g], '|');
+    return bar ? bar + 1 : "";
+}
+
+int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
+                      opm_gemm_validation *v, opm_error *err)
+{
+    memset(v, 0, sizeof *v);
+    v->model = o->model;
+    size_t n = ds->n_rows;
+    v->by_hw = calloc(ds->n_hw + 1, sizeof *v->by_hw);
+    v->group_overhead_s = calloc(ds->n_groups + 1, sizeof *v->group_overhead_s);
+    v->group_cal_rows = calloc(ds->n_groups + 1, sizeof *v->group_cal_rows);
+    v->pred_s = malloc((n + 1) * sizeof *v->pred_s);
+    v->is_cal = calloc(n + 1, 1);
+    double *scratch = malloc((n + 1) * sizeof *scratch);
+    unsigned char *sel = malloc(n + 1);
+    if (!v->by_hw || !v->group_overhead_s || !v->group_cal_rows || !v->pred_s || !v->is_cal || !scratch || !sel) {
+        free(scratch);
+        free(sel);
+        opm_gemm_validation_free(v);
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
+    if (o->calibrate) opm_gemm_calibration_split(ds, v->is_cal);
+    /* Per group: median residual over its calibration rows. */
+    for (size_t g = 0; g < ds->n_groups; g++) {
+        size_t m = 0;
+        int hw = ds->group_hw[g];
+        for (size_t i = 0; i < n; i++)
+            if (v->is_cal[i] && ds->rows[i].group == (int)g && !isnan(base[i]) && hw != o->holdout_hw)
+                scratch[m++] = ds->rows[i].latency_s - base[i];
+        double med = median_of(scratch, m);
+        v->group_cal_rows[g] = m;
+        opm_hardware *h = ds->hw[hw];
+        v->group_overhead_s[g] = o->calibrate && m ? (med > 0 ? med : 0)
+                                                   : opm_hardware_fixed_overhead_cycles(h) / opm_hardware_clock_hz(h);
+    }
+    if (o->calibrate)
+        for (size_t g = 0; g < ds->n_groups; g++) {
+            if (v->group_cal_rows[g]) continue;
+            /* No calibration rows of its own (or its hardware held out):
+             * borrow, in the order given in the file comment. */
+            size_t m = 0;
+            const char *tg = group_tag(ds, g);
+            size_t fam = strcspn(tg, ":");
+            for (int pass = 0; pass < 3 && m == 0; pass++)
+                for (size_t h = 0; h < ds->n_groups; h++) {
+                    if (!v->group_cal_rows[h]) continue;
+                    const char *th = group_tag(ds, h);
+                    int same_hw = ds->group_hw[h] == ds->group_hw[g];
+                    int same_fam = strcspn(th, ":") == fam && strncmp(th, tg, fam) == 0;
+                    int ok = pass == 0 ? same_hw && same_fam && ds->group_hw[g] != o->holdout_hw
+                           : pass == 1 ? !same_hw && strcmp(th, tg) == 0
+                                       : !same_hw && same_fam;
+                    if (ok) scratch[m++] = v->group_overhead_s[h];
+                }
+            if (m) v->group_overhead_s[g] = median_of(scratch, m);
+        }
+    for (size_t i = 0; i < n; i++) {
+        const opm_gemm_row *r = &ds->rows[i];
+        if (r->hw == o->holdout_hw) v->is_cal[i] = 0;
+        int held = !v->is_cal[i] && (o->holdout_hw < 0 || r->hw == o->holdout_hw);
+        v->pred_s[i] = isnan(base[i]) ? NAN : base[i] + v->group_overhead_s[r->group];
+        v->calibration_rows += v->is_cal[i] && !isnan(base[i]);
+        if (held && isnan(base[i])) v->rows_failed++;
+        sel[i] = (unsigned char)(held && !isnan(base[i]));
+    }
+    stats(ds, v->pred_s, sel, scratch, &v->overall);
+    v->rows = v->overall.n;
+    unsigned char *sub = malloc(n + 1);
+    if (!sub) {
+        free(scratch);
+        free(sel);
+        opm_gemm_validation_free(v);
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
+    for (size_t h = 0; h < ds->n_hw; h++) {
+        for (size_t i = 0; i < n; i++) sub[i] = sel[i] && ds->rows[i].hw == (int)h;
+        stats(ds, v->pred_s, sub, scratch, &v->by_hw[h]);
+    }
+    for (int c = 0; c < GC_COUNT; c++) {
+        for (size_t i = 0; i < n; i++) sub[i] = sel[i] && ds->rows[i].cls == c;
+        stats(ds, v->pred_s, sub, scratch, &v->by_class[c]);
+    }
+    free(sub);
+    free(scratch);
+    free(sel);
+    return 0;
+}
+
+void opm_gemm_validation_free(opm_gemm_validation *v)
+{
+    free(v->by_hw);
+    free(v->group_overhead_s);
+    free(v->group_cal_rows);
+    free(v->pred_s);
+    free(v->is_cal);
+    memset(v, 0, sizeof *v);
+}

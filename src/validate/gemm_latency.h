@@ -1,0 +1,107 @@
+/* gemm_latency.h — validation of GEMM latency models against measured
+ * GEMM latency CSVs (contract §4): loading a data directory, size classes
+ * (contract §5), calibrating only the fixed overhead on a small
+ * deterministic set of small / vector_like rows, and held-out error
+ * statistics.  Computes only; the CLI (src/cli/cmd_validate.c) prints.
+ *
+ * Ownership: a dataset and a validation result own their arrays and are
+ * released with their _free functions. */
+#ifndef OPM_GEMM_LATENCY_H
+#define OPM_GEMM_LATENCY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "opmodel/opmodel.h"
+
+enum { GC_VECTOR_LIKE, GC_SMALL, GC_SKINNY, GC_SMALL_K, GC_LARGE, GC_REGULAR, GC_COUNT };
+extern const char *const opm_gemm_class_names[GC_COUNT];
+/* Contract §5 size class, tested in the order of the enum. */
+int opm_gemm_size_class(double batch, double m, double n, double k);
+
+typedef struct opm_gemm_row {
+    int hw;                      /* index into the dataset's hardware list, -1 unknown */
+    opm_dtype dtype;
+    int64_t batch, m, n, k;
+    int ta, tb, bias;
+    double latency_s;
+    int cls;                     /* GC_* */
+    int group;                   /* calibration group (hardware × source tag) */
+    /* The kernel column, when it names a cuBLAS SIMT sgemm: its CTA tile in
+     * our m/n terms, K depth, warps, warp tile, sliced-K and whether a
+     * split-K reduction ran.  kern_tm = 0 when unknown. */
+    int16_t kern_tm, kern_tn, kern_tk, kern_warps, kern_wm, kern_wn;
+    unsigned char kern_splitk;
+} opm_gemm_row;
+
+typedef struct opm_gemm_dataset {
+    opm_gemm_row *rows;
+    size_t n_rows, cap;
+    size_t files;
+    size_t rows_unknown_hw;      /* rows whose hardware could not be opened (skipped) */
+    size_t rows_bad;             /* rows with an unparsable field (skipped) */
+    size_t n_hw;
+    char (*hw_names)[64];
+    opm_hardware **hw;           /* opened hardware, NULL for unknown names */
+    size_t n_groups;
+    char (*group_names)[96];     /* "hardware|source tag" */
+    int *group_hw;
+} opm_gemm_dataset;
+
+/* Reads every *.csv under dir (recursively, in sorted order).  Files whose
+ * header lacks the contract's required columns are an error naming the
+ * file.  Rows of unknown hardware are counted and skipped. */
+int opm_gemm_dataset_load(const char *dir, opm_gemm_dataset *ds, opm_error *err);
+void opm_gemm_dataset_free(opm_gemm_dataset *ds);
+
+typedef struct opm_err_stats {
+    size_t n;
+    double mape, median_ape, p90_ape, geomean_ratio, signed_mean_error;
+} opm_err_stats;
+
+typedef struct opm_gemm_validation {
+    const char *model;
+    size_t rows;                 /* held-out rows scored */
+    size_t rows_failed;          /* the model returned an error */
+    size_t calibration_rows;
+    opm_err_stats overall;
+    opm_err_stats *by_hw;        /* ds->n_hw entries (n = 0 when none held out) */
+    opm_err_stats by_class[GC_COUNT];
+    double *group_overhead_s;    /* ds->n_groups: the overhead used per group */
+    size_t *group_cal_rows;      /* calibration rows per group (0: fallback used) */
+    double *pred_s;              /* per row: prediction (NaN when failed / skipped) */
+    unsigned char *is_cal;       /* per row: 1 when used for calibration */
+} opm_gemm_validation;
+
+typedef struct opm_gemm_validate_opts {
+    const char *model;           /* a model name; "roofline" gets the overhead added after */
+    int calibrate;               /* calibrate the fixed overhead (default 1) */
+    /* Leave-one-hardware-out: when >= 0, that hardware's rows are all held
+     * out and its overhead is the median of the other hardwares'
+     * calibrated overheads of the same source tag. */
+    int holdout_hw;
+} opm_gemm_validate_opts;
+
+/* Base latencies (without the model's own fixed overhead) for every row,
+ * NaN where the model fails; `base` has ds->n_rows entries.  With
+ * use_kernel_column, rows whose kernel column names a known kernel are
+ * predicted with that kernel's tile as hints; split-K is left to the model
+ * even when no separate reduction kernel ran (the NeuSight data show
+ * cuBLAS sgemm kernels faster than their unsplit tile grid allows, i.e.
+ * splitting K inside the kernel). */
+int opm_gemm_base_predictions(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, double *base,
+                              opm_error *err);
+/* Parses a cuBLAS SIMT kernel name ("ampere_sgemm_128x64_tn",
+ * "volta_sgemm_32x32_sliced1x4_nn", "sgemm_32x32x32_NN", "+splitkreduce_kernel"
+ * suffix) into r's kern_* fields; returns 1 when recognised. */
+int opm_gemm_parse_kernel(const char *name, opm_gemm_row *r);
+/* Calibration split (deterministic, independent of the model); on an
+ * allocation failure no row is marked. */
+void opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_cal);
+/* Calibrates and scores from base predictions (opm_gemm_base_predictions);
+ * without calibration each hardware file's device_fixed_overhead_cycles is
+ * added instead. */
+int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
+                      opm_gemm_validation *v, opm_error *err);
+void opm_gemm_validation_free(opm_gemm_validation *v);
+
+#endif
