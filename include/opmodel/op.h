@@ -67,6 +67,13 @@ size_t opm_op_attr_count(const opm_op *op);
 const char *opm_op_attr_key(const opm_op *op, size_t i);
 opm_attr_type opm_op_attr_type(const opm_op *op, size_t i);
 int opm_op_has(const opm_op *op, const char *key);
+/* The value of attribute i (0 ≤ i < opm_op_attr_count), with the same
+ * conversions as the getters by name; for code that walks every attribute
+ * once instead of looking each up. */
+int opm_op_attr_bool_at(const opm_op *op, size_t i, int dflt);
+int64_t opm_op_attr_int_at(const opm_op *op, size_t i, int64_t dflt);
+const char *opm_op_attr_string_at(const opm_op *op, size_t i, const char *dflt);
+size_t opm_op_attr_ints_at(const opm_op *op, size_t i, const int64_t **values);
 /* Typed getters with a default for an absent key.  Ints read as doubles and
  * bools as ints where asked; a string read as a number gives the default. */
 int opm_op_get_bool(const opm_op *op, const char *key, int dflt);

@@ -264,6 +264,43 @@ const char *opm_op_attr_key(const opm_op *op, size_t i) { return i < op->n_attrs
 opm_attr_type opm_op_attr_type(const opm_op *op, size_t i) { return op->attrs[i].type; }
 int opm_op_has(const opm_op *op, const char *key) { return find_attr(op, key) != NULL; }
 
+static int attr_bool(const attr *a, int dflt)
+{
+    if (!a) return dflt;
+    if (a->type == OPM_ATTR_BOOL) return a->b;
+    if (a->type == OPM_ATTR_INT) return a->i != 0;
+    return dflt;
+}
+
+static int64_t attr_int(const attr *a, int64_t dflt)
+{
+    if (!a) return dflt;
+    if (a->type == OPM_ATTR_INT) return a->i;
+    if (a->type == OPM_ATTR_BOOL) return a->b;
+    return dflt;
+}
+
+static size_t attr_ints(const attr *a, const int64_t **values)
+{
+    if (!a) return 0;
+    if (a->type == OPM_ATTR_INTS) { *values = a->ints; return a->n; }
+    if (a->type == OPM_ATTR_INT) { *values = &a->i; return 1; }
+    return 0;
+}
+
+static const attr *attr_at(const opm_op *op, size_t i) { return i < op->n_attrs ? &op->attrs[i] : NULL; }
+int opm_op_attr_bool_at(const opm_op *op, size_t i, int dflt) { return attr_bool(attr_at(op, i), dflt); }
+int64_t opm_op_attr_int_at(const opm_op *op, size_t i, int64_t dflt) { return attr_int(attr_at(op, i), dflt); }
+const char *opm_op_attr_string_at(const opm_op *op, size_t i, const char *dflt)
+{
+    const attr *a = attr_at(op, i);
+    return a && a->type == OPM_ATTR_STRING ? a->s : dflt;
+}
+size_t opm_op_attr_ints_at(const opm_op *op, size_t i, const int64_t **values)
+{
+    return attr_ints(attr_at(op, i), values);
+}
+
 int opm_op_get_bool(const opm_op *op, const char *key, int dflt)
 {
     const attr *a = find_attr(op, key);

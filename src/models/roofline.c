@@ -8,11 +8,14 @@
 #include "../core/internal.h"
 #include "models.h"
 
-static void diag_num(opm_profile *p, const char *key, double v)
+/* Keys are literals: their length is known at compile time, and predict()
+ * runs millions of times a second, so no strlen. */
+#define diag_num(p, key, v) diag_num_n(p, key, sizeof key, v)
+static void diag_num_n(opm_profile *p, const char *key, size_t size, double v)
 {
     if (p->diag_count >= OPM_MAX_DIAGS) return;
     opm_diag *d = &p->diags[p->diag_count++];
-    opm_strlcpy(d->key, key, sizeof d->key);
+    memcpy(d->key, key, size);
     d->is_text = 0;
     d->number = v;
     d->text[0] = '\0';
@@ -33,7 +36,9 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
     opm_counts c;
     int rc = opm_op_count(op, &c, err);
     if (rc) return rc;
-    memset(p, 0, offsetof(opm_profile, diags));
+    /* Only the head is cleared: every field after it is assigned below. */
+    memset(p, 0, offsetof(opm_profile, levels));
+    p->diag_count = 0;
     p->name = opm_op_name(op);
     p->kind = opm_op_kind(op);
     p->phase = opm_op_phase(op);
@@ -77,7 +82,7 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
     size_t nl = opm_hardware_level_count(hw);
     for (size_t i = 0; i < nl; i++) {
         const opm_memory_level *l = opm_hardware_level(hw, i);
-        if (strcmp(l->name, "register") == 0) continue;
+        if (l->name[0] == 'r' && strcmp(l->name, "register") == 0) continue;
         opm_level_access *a = &p->levels[p->level_count++];
         memcpy(a->name, l->name, sizeof a->name);
         a->read_bytes = c.read_bytes;
@@ -89,7 +94,7 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
             t_mem = a->time_s;
             limiting = l->name;
         }
-        if (strcmp(l->name, "hbm") == 0) {
+        if (l->name[0] == 'h' && strcmp(l->name, "hbm") == 0) {
             hbm_bytes = bytes;
             hbm_bw = l->bandwidth_bytes_per_s;
         }

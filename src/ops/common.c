@@ -31,17 +31,6 @@ static const opm_kind_def *const kinds[OPM_KIND_COUNT] = {
     [OPM_KIND_FUSED_MOE] = &opm_kind_fused_moe,
 };
 
-int opm_kind_pending_validate(const opm_op *op, opm_error *err)
-{
-    return opm_err(err, OPM_EUNSUPPORTED, "kind", "kind %s is not implemented yet",
-                   opm_kind_name(opm_op_kind(op)));
-}
-
-int opm_kind_pending_count(const opm_op *op, opm_counts *c, opm_error *err)
-{
-    (void)c;
-    return opm_kind_pending_validate(op, err);
-}
 
 const opm_kind_def *opm_kind_def_get(opm_kind k) { return kinds[k]; }
 

@@ -99,39 +99,39 @@ static void read_attrs(const opm_op *op, gattrs *g)
         const char *k = opm_op_attr_key(op, i);
         switch (k[0]) {
         case 't':
-            if (eq(k, "transpose_a")) g->ta = opm_op_get_bool(op, k, 0);
-            else if (eq(k, "transpose_b")) g->tb = opm_op_get_bool(op, k, 0);
+            if (eq(k, "transpose_a")) g->ta = opm_op_attr_bool_at(op, i, 0);
+            else if (eq(k, "transpose_b")) g->tb = opm_op_attr_bool_at(op, i, 0);
             break;
         case 'b':
-            if (eq(k, "bias")) g->bias = opm_op_get_bool(op, k, 0);
+            if (eq(k, "bias")) g->bias = opm_op_attr_bool_at(op, i, 0);
             break;
         case 'g':
             if (eq(k, "group_m")) {
                 g->has_gm = 1;
-                g->ngm = opm_op_get_ints(op, k, &g->gm);
+                g->ngm = opm_op_attr_ints_at(op, i, &g->gm);
             }
             break;
         case 'w':
             if (eq(k, "weight_group_size")) {
                 g->has_group = 1;
-                g->group = opm_op_get_int(op, k, 0);
+                g->group = opm_op_attr_int_at(op, i, 0);
             } else if (eq(k, "weight_zero_point")) {
                 g->has_zero = 1;
-                g->zero = opm_op_get_bool(op, k, 0);
+                g->zero = opm_op_attr_bool_at(op, i, 0);
             }
             break;
         case 's': {
             const char *r = after(k, "scale_");
             if (!r) break;
             const char *blk = after(r, "block");
-            if (r[0] == 'a' && !r[1]) g->sa = opm_op_get_string(op, k, "?");
-            else if (r[0] == 'b' && !r[1]) g->sb = opm_op_get_string(op, k, "?");
-            else if (r[0] == 'f' && eq(r, "format")) g->fmt = opm_op_get_string(op, k, "?");
+            if (r[0] == 'a' && !r[1]) g->sa = opm_op_attr_string_at(op, i, "?");
+            else if (r[0] == 'b' && !r[1]) g->sb = opm_op_attr_string_at(op, i, "?");
+            else if (r[0] == 'f' && eq(r, "format")) g->fmt = opm_op_attr_string_at(op, i, "?");
             else if (blk) {
                 int w = !blk[0] ? BLK : eq(blk, "_a") ? BLK_A : eq(blk, "_b") ? BLK_B : -1;
                 if (w >= 0) {
                     g->has_blk[w] = 1;
-                    g->nblk[w] = opm_op_get_ints(op, k, &g->blk[w]);
+                    g->nblk[w] = opm_op_attr_ints_at(op, i, &g->blk[w]);
                 }
             }
             break;

@@ -92,14 +92,5 @@ extern const opm_kind_def opm_kind_gemm, opm_kind_batched_gemm, opm_kind_attenti
     opm_kind_cross_entropy, opm_kind_rope, opm_kind_causal_conv1d, opm_kind_mamba_ssd, opm_kind_moe_dispatch,
     opm_kind_moe_combine, opm_kind_fused_moe;
 
-/* TEMPORARY scaffolding while the op-library work is in progress: a kind
- * that refuses every op.  Each use is replaced by the real kind. */
-int opm_kind_pending_validate(const opm_op *op, opm_error *err);
-int opm_kind_pending_count(const opm_op *op, opm_counts *c, opm_error *err);
-#define OPM_KIND_PENDING(var, KIND, name_)                                                  \
-    static const opm_attr_def var##_attrs[] = {{NULL, 0, 0, NULL}};                        \
-    const opm_kind_def var = {KIND, name_, "(in progress)", "(in progress)", var##_attrs,   \
-                              NULL, NULL, opm_kind_pending_validate, opm_kind_pending_count, \
-                              {-1, -1, -1, -1, -1}}
 
 #endif
