@@ -16,16 +16,6 @@
 #include "golden.h"
 #include "testutil.h"
 
-static opm_counts counts_of(const char *yaml)
-{
-    opm_op *op = op_yaml(yaml);
-    opm_counts c;
-    opm_error err;
-    cr_assert_eq(opm_op_count(op, &c, &err), 0, "%s", err.message);
-    opm_op_free(op);
-    return c;
-}
-
 static int same_counts(opm_counts a, opm_counts b)
 {
     return a.matrix_flops == b.matrix_flops && a.vector_flops == b.vector_flops &&

@@ -15,26 +15,6 @@
 #include "golden.h"
 #include "testutil.h"
 
-static opm_counts counts_of(const char *yaml)
-{
-    opm_op *op = op_yaml(yaml);
-    opm_counts c;
-    opm_error err;
-    cr_assert_eq(opm_op_count(op, &c, &err), 0, "%s", err.message);
-    opm_op_free(op);
-    return c;
-}
-
-/* Parses `yaml` and expects it to be rejected with `needle` in the message. */
-static void rejected(const char *yaml, const char *needle)
-{
-    opm_error err;
-    opm_error_clear(&err);
-    opm_op *op = opm_op_parse_string(yaml, strlen(yaml), OPM_FORMAT_YAML, "<test>", 1, &err);
-    cr_assert_null(op, "accepted: %s", yaml);
-    cr_assert(strstr(err.message, needle), "expected '%s' in: %s", needle, err.message);
-}
-
 /* The output shape the short form computed. */
 static void out_shape(const char *yaml, int64_t *shape, int *rank)
 {

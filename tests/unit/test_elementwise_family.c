@@ -13,16 +13,6 @@
 #include "golden.h"
 #include "testutil.h"
 
-static opm_counts counts_of(const char *yaml)
-{
-    opm_op *op = op_yaml(yaml);
-    opm_counts c;
-    opm_error err;
-    cr_assert_eq(opm_op_count(op, &c, &err), 0, "%s", err.message);
-    opm_op_free(op);
-    return c;
-}
-
 /* The op must be refused (at parse/validate or count) with `field` and a
  * message containing `needle`. */
 static void refused(const char *yaml, opm_status code, const char *field, const char *needle)

@@ -10,16 +10,6 @@
 #include "golden.h"
 #include "testutil.h"
 
-static opm_counts counts_of(const char *yaml)
-{
-    opm_op *op = op_yaml(yaml);
-    opm_counts c;
-    opm_error err;
-    cr_assert_eq(opm_op_count(op, &c, &err), 0, "%s", err.message);
-    opm_op_free(op);
-    return c;
-}
-
 static uint64_t flops(opm_counts c) { return c.matrix_flops + c.vector_flops; }
 static uint64_t bytes(opm_counts c) { return c.read_bytes + c.write_bytes; }
 

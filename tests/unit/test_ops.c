@@ -6,16 +6,6 @@
 #include <string.h>
 #include "testutil.h"
 
-static opm_counts counts_of(const char *yaml)
-{
-    opm_op *op = op_yaml(yaml);
-    opm_counts c;
-    opm_error err;
-    cr_assert_eq(opm_op_count(op, &c, &err), 0, "%s", err.message);
-    opm_op_free(op);
-    return c;
-}
-
 Test(ops, gemm_forward_and_backward)
 {
     opm_counts f = counts_of("kind: gemm\nm: 100\nn: 30\nk: 70\ndtype: bf16\nbias: true\n");

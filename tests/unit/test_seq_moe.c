@@ -14,27 +14,6 @@
 #include "golden.h"
 #include "testutil.h"
 
-static opm_counts counts_of(const char *yaml)
-{
-    opm_op *op = op_yaml(yaml);
-    opm_counts c;
-    opm_error err;
-    cr_assert_eq(opm_op_count(op, &c, &err), 0, "%s", err.message);
-    opm_op_free(op);
-    return c;
-}
-
-/* YAML text that must be rejected; returns the error message. */
-static void rejected(const char *yaml, const char *needle)
-{
-    opm_error err;
-    opm_error_clear(&err);
-    opm_op *op = opm_op_parse_string(yaml, strlen(yaml), OPM_FORMAT_YAML, "<test>", 1, &err);
-    cr_assert_null(op, "accepted: %s", yaml);
-    cr_assert_neq(err.code, 0);
-    cr_assert(strstr(err.message, needle), "message '%s' lacks '%s'", err.message, needle);
-}
-
 /* The one table's weights (flop_weights.h), forward and backward. */
 static uint64_t wf(const char *f) { return (uint64_t)opm_flop_weight_find(f)->fwd; }
 static uint64_t wb(const char *f) { return (uint64_t)opm_flop_weight_find(f)->bwd; }

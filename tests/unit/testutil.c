@@ -27,3 +27,24 @@ opm_op *op_yaml(const char *text)
     cr_assert_not_null(op, "parse failed: %s", err.message);
     return op;
 }
+
+opm_counts counts_of(const char *yaml)
+{
+    opm_op *op = op_yaml(yaml);
+    opm_counts c;
+    opm_error err;
+    cr_assert_eq(opm_op_count(op, &c, &err), 0, "%s", err.message);
+    opm_op_free(op);
+    return c;
+}
+
+void rejected(const char *yaml, const char *needle)
+{
+    opm_error err;
+    opm_error_clear(&err);
+    opm_op *op = opm_op_parse_string(yaml, strlen(yaml), OPM_FORMAT_YAML, "<test>", 1, &err);
+    cr_assert_null(op, "accepted: %s", yaml);
+    cr_assert_neq(err.code, OPM_OK);
+    cr_assert_null(strchr(err.message, '\n'));
+    cr_assert(strstr(err.message, needle), "expected '%s' in: %s", needle, err.message);
+}

@@ -12,5 +12,9 @@ const char *src_path(const char *rel, char *buf, size_t cap);
 double rel_diff(double a, double b);
 /* Parses an op from inline YAML; fails the test on error. */
 opm_op *op_yaml(const char *text);
+/* Counts of the op in inline YAML; fails the test on error. */
+opm_counts counts_of(const char *yaml);
+/* Inline YAML that must be rejected with `needle` in the one-line message. */
+void rejected(const char *yaml, const char *needle);
 
 #endif
