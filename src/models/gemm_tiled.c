@@ -526,35 +526,6 @@ static int problem(const opm_op *op, gemm_problem *pb)
 
 /* ---- the profile ---- */
 
-/* Diagnostic writers: a plain bounded copy (keys and texts are short
- * literals), cheaper than strlen + memcpy at millions of calls per second. */
-static void copy_short(char *dst, const char *src, size_t cap)
-{
-    size_t i = 0;
-    for (; src[i] && i + 1 < cap; i++) dst[i] = src[i];
-    dst[i] = '\0';
-}
-
-static void diag_num(opm_profile *p, const char *key, double v)
-{
-    if (p->diag_count >= OPM_MAX_DIAGS) return;
-    opm_diag *d = &p->diags[p->diag_count++];
-    copy_short(d->key, key, sizeof d->key);
-    d->is_text = 0;
-    d->number = v;
-    d->text[0] = '\0';
-}
-
-static void diag_text(opm_profile *p, const char *key, const char *v)
-{
-    if (p->diag_count >= OPM_MAX_DIAGS) return;
-    opm_diag *d = &p->diags[p->diag_count++];
-    copy_short(d->key, key, sizeof d->key);
-    d->is_text = 1;
-    d->number = 0;
-    copy_short(d->text, v, sizeof d->text);
-}
-
 /* Adds the times and bytes of a second GEMM (the backward's dB) to e. */
 static void eval_add(gemm_eval *e, const gemm_eval *o)
 {
@@ -677,34 +648,34 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     char name[64];
     opm_gemm_kernel_name(&e.kern, name, sizeof name);
     if (p->bound == OPM_BOUND_MEMORY)
-        diag_text(p, "limiting_level", lim == GEMM_LIM_SMEM ? "sram" : lim == GEMM_LIM_L2 ? "l2" : "hbm");
-    diag_text(p, "limiting_resource", opm_gemm_limit_names[lim]);
-    diag_text(p, "kernel", name);
+        opm_diag_text(p, "limiting_level", lim == GEMM_LIM_SMEM ? "sram" : lim == GEMM_LIM_L2 ? "l2" : "hbm");
+    opm_diag_text(p, "limiting_resource", opm_gemm_limit_names[lim]);
+    opm_diag_text(p, "kernel", name);
     size_t pos = 0;
     put_int(name, sizeof name, &pos, e.kern.tm);
     put_str(name, sizeof name, &pos, "x");
     put_int(name, sizeof name, &pos, e.kern.tn);
     put_str(name, sizeof name, &pos, "x");
     put_int(name, sizeof name, &pos, e.kern.tk);
-    diag_text(p, "tile", name);
-    diag_num(p, "split_k", e.kern.split_k);
-    diag_num(p, "pipeline_stages", e.kern.stages);
-    diag_num(p, "warps_per_cta", e.kern.warps);
-    diag_num(p, "ctas_per_sm", e.ctas_per_sm);
-    diag_text(p, "occupancy_limit", e.occ_limit ? e.occ_limit : "ctas");
-    diag_num(p, "tiles", e.tiles);
-    diag_num(p, "waves", e.waves);
-    diag_num(p, "wave_efficiency", e.wave_eff);
-    diag_num(p, "tile_efficiency", e.tile_eff);
-    diag_num(p, "l2_hit_ratio", e.l2_read > 0 ? 1 - mind(1, e.dram_read / e.l2_read) : 0);
-    diag_num(p, "compute_time_s", e.t_compute);
-    diag_num(p, "smem_time_s", e.t_smem);
-    diag_num(p, "l2_time_s", e.t_l2);
-    diag_num(p, "dram_time_s", e.t_dram);
-    diag_num(p, "prologue_s", e.t_prologue);
-    diag_num(p, "epilogue_s", e.t_epilogue + e.t_reduce);
-    diag_num(p, "overhead_s", h.fixed_s);
-    diag_num(p, "achieved_flops_per_s", p->latency_s > 0 ? (double)p->flops / p->latency_s : 0);
+    opm_diag_text(p, "tile", name);
+    opm_diag_num(p, "split_k", e.kern.split_k);
+    opm_diag_num(p, "pipeline_stages", e.kern.stages);
+    opm_diag_num(p, "warps_per_cta", e.kern.warps);
+    opm_diag_num(p, "ctas_per_sm", e.ctas_per_sm);
+    opm_diag_text(p, "occupancy_limit", e.occ_limit ? e.occ_limit : "ctas");
+    opm_diag_num(p, "tiles", e.tiles);
+    opm_diag_num(p, "waves", e.waves);
+    opm_diag_num(p, "wave_efficiency", e.wave_eff);
+    opm_diag_num(p, "tile_efficiency", e.tile_eff);
+    opm_diag_num(p, "l2_hit_ratio", e.l2_read > 0 ? 1 - mind(1, e.dram_read / e.l2_read) : 0);
+    opm_diag_num(p, "compute_time_s", e.t_compute);
+    opm_diag_num(p, "smem_time_s", e.t_smem);
+    opm_diag_num(p, "l2_time_s", e.t_l2);
+    opm_diag_num(p, "dram_time_s", e.t_dram);
+    opm_diag_num(p, "prologue_s", e.t_prologue);
+    opm_diag_num(p, "epilogue_s", e.t_epilogue + e.t_reduce);
+    opm_diag_num(p, "overhead_s", h.fixed_s);
+    opm_diag_num(p, "achieved_flops_per_s", p->latency_s > 0 ? (double)p->flops / p->latency_s : 0);
     char findings[64] = "";
     size_t fl = 0;
     const char *f[4] = {e.waves >= 1 && e.wave_eff < 0.75 ? "wave_quantization" : NULL,
@@ -716,7 +687,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
             if (fl) put_str(findings, sizeof findings, &fl, ",");
             put_str(findings, sizeof findings, &fl, f[i]);
         }
-    diag_text(p, "findings", fl ? findings : "none");
+    opm_diag_text(p, "findings", fl ? findings : "none");
     return 0;
 }
 

@@ -3,7 +3,38 @@
 #define OPM_MODELS_H
 
 #include <stddef.h>
+#include <string.h>
 #include "opmodel/opmodel.h"
+
+/* Appends a diagnostic to a profile (ignored past OPM_MAX_DIAGS).  Keys
+ * must be string literals: their size is known at compile time, so the copy
+ * is a few moves — predict() runs millions of times a second. */
+#define opm_diag_num(p, key, v) opm_diag_num_n(p, "" key "", sizeof(key), v)
+#define opm_diag_text(p, key, v) opm_diag_text_n(p, "" key "", sizeof(key), v)
+
+static inline void opm_diag_num_n(opm_profile *p, const char *key, size_t size, double v)
+{
+    if (p->diag_count >= OPM_MAX_DIAGS) return;
+    opm_diag *d = &p->diags[p->diag_count++];
+    memcpy(d->key, key, size < sizeof d->key ? size : sizeof d->key);
+    d->key[sizeof d->key - 1] = '\0';
+    d->is_text = 0;
+    d->number = v;
+    d->text[0] = '\0';
+}
+
+static inline void opm_diag_text_n(opm_profile *p, const char *key, size_t size, const char *v)
+{
+    if (p->diag_count >= OPM_MAX_DIAGS) return;
+    opm_diag *d = &p->diags[p->diag_count++];
+    memcpy(d->key, key, size < sizeof d->key ? size : sizeof d->key);
+    d->key[sizeof d->key - 1] = '\0';
+    d->is_text = 1;
+    d->number = 0;
+    size_t i = 0;
+    for (; v[i] && i + 1 < sizeof d->text; i++) d->text[i] = v[i];
+    d->text[i] = '\0';
+}
 
 int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err);
 /* Tile-, wave- and cache-aware GEMM models (gemm_tiled.c, gemm_effective.c);

@@ -8,29 +8,6 @@
 #include "../core/internal.h"
 #include "models.h"
 
-/* Keys are literals: their length is known at compile time, and predict()
- * runs millions of times a second, so no strlen. */
-#define diag_num(p, key, v) diag_num_n(p, key, sizeof key, v)
-static void diag_num_n(opm_profile *p, const char *key, size_t size, double v)
-{
-    if (p->diag_count >= OPM_MAX_DIAGS) return;
-    opm_diag *d = &p->diags[p->diag_count++];
-    memcpy(d->key, key, size);
-    d->is_text = 0;
-    d->number = v;
-    d->text[0] = '\0';
-}
-
-static void diag_text(opm_profile *p, const char *key, const char *v)
-{
-    if (p->diag_count >= OPM_MAX_DIAGS) return;
-    opm_diag *d = &p->diags[p->diag_count++];
-    opm_strlcpy(d->key, key, sizeof d->key);
-    d->is_text = 1;
-    d->number = 0;
-    opm_strlcpy(d->text, v, sizeof d->text);
-}
-
 int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)
 {
     opm_counts c;
@@ -110,11 +87,11 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
     for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
 
     double peak = on_tensor ? tpeak : vpeak;
-    if (p->bound == OPM_BOUND_MEMORY) diag_text(p, "limiting_level", limiting);
-    diag_num(p, "compute_time_s", p->compute_time_s);
-    diag_num(p, "memory_time_s", t_mem);
-    diag_num(p, "overhead_s", p->overhead_s);
-    diag_num(p, "peak_flops_per_s", peak);
-    if (hbm_bw > 0) diag_num(p, "knee_flops_per_byte", peak / hbm_bw);
+    if (p->bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", limiting);
+    opm_diag_num(p, "compute_time_s", p->compute_time_s);
+    opm_diag_num(p, "memory_time_s", t_mem);
+    opm_diag_num(p, "overhead_s", p->overhead_s);
+    opm_diag_num(p, "peak_flops_per_s", peak);
+    if (hbm_bw > 0) opm_diag_num(p, "knee_flops_per_byte", peak / hbm_bw);
     return 0;
 }
