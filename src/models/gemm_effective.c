@@ -19,27 +19,14 @@
 #include "gemm_tiled.h"
 #include "models.h"
 
-/* Same physical constants as gemm_tiled.c (see there for sources). */
-#define WARPS_FOR_PEAK 4.0
-#define SPLITK_GAP_S 2e-6
-#define SIMT_ITER_OVERHEAD_INSTR 4.0
-
 static double maxd(double a, double b) { return a > b ? a : b; }
 static double mind(double a, double b) { return a < b ? a : b; }
 
-static double ffma_share(const gemm_kernel *k, double warp_size)
-{
-    double threads = k->warps * warp_size;
-    double e = (double)k->wm * k->wn / warp_size;
-    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
-    double per_iter = 2 * ((double)(k->tm + k->tn) * k->tk / (threads * 4)) + SIMT_ITER_OVERHEAD_INSTR;
-    return e / (e + 2 * sqrt(e) / 4 + per_iter / ksteps);
-}
 
 static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e)
 {
     const gemm_kernel *k = &e->kern;
-    double share = h->tensor ? 1.0 : ffma_share(k, h->warp_size);
+    double share = h->tensor ? 1.0 : opm_gemm_ffma_share(k, h->warp_size);
     double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
     double warp_reads = k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
     double tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;

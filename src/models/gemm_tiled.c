@@ -59,12 +59,7 @@
 #define L2_PORT_B_PER_CLK 64.0
 #define LAT_L2_CYC 200.0
 #define LAT_DRAM_CYC 500.0
-#define WARPS_FOR_PEAK 4.0
 #define L2_USABLE 0.5
-#define SPLITK_GAP_S 2e-6
-/* Bookkeeping instructions per K iteration of a SIMT CTA (barrier, loop
- * branch, two pointer increments): part of the FFMA-share derivation. */
-#define SIMT_ITER_OVERHEAD_INSTR 4.0
 
 const char *const opm_gemm_limit_names[GEMM_LIM_COUNT] = {
     "compute_roof_limited", "smem_bandwidth_limited", "l2_bandwidth_limited",
@@ -184,7 +179,7 @@ void opm_gemm_kernel_name(const gemm_kernel *k, char *buf, size_t cap)
  * shared loads (2√e/4 instructions); per K iteration it also moves its
  * share of the global tile through registers into shared memory (one
  * 128-bit load and store per 4 elements) plus fixed bookkeeping. */
-static double simt_ffma_share(const gemm_kernel *k, double warp_size)
+double opm_gemm_ffma_share(const gemm_kernel *k, double warp_size)
 {
     double threads = k->warps * warp_size;
     double e = (double)k->wm * k->wn / warp_size;
@@ -259,7 +254,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
 static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e)
 {
     const gemm_kernel *k = &e->kern;
-    double share = h->tensor ? 1.0 : simt_ffma_share(k, h->warp_size);
+    double share = h->tensor ? 1.0 : opm_gemm_ffma_share(k, h->warp_size);
     double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
     double warp_reads = k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
     double tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;

@@ -67,6 +67,16 @@ typedef struct gemm_eval {
     int exposed_latency;                 /* latency term was the longest body term */
 } gemm_eval;
 
+/* Constants both wave models use (sources in gemm_tiled.c's comment). */
+#define WARPS_FOR_PEAK 4.0
+#define SPLITK_GAP_S 2e-6
+/* Bookkeeping instructions per K iteration of a SIMT CTA (barrier, loop
+ * branch, two pointer increments): part of the FFMA-share derivation. */
+#define SIMT_ITER_OVERHEAD_INSTR 4.0
+
+/* Share of a SIMT warp's instructions that are FFMAs for kernel k. */
+double opm_gemm_ffma_share(const gemm_kernel *k, double warp_size);
+
 /* A wave model: fills e->t_* and e->body_s from the tiling and traffic
  * already in e. */
 typedef void (*gemm_wave_fn)(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e);
