@@ -27,6 +27,7 @@
 #include "hardware.h"
 #include "model.h"
 #include "io.h"
+#include "trace.h"
 
 #define OPM_VERSION_MAJOR 0
 #define OPM_VERSION_MINOR 1

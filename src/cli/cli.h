@@ -20,5 +20,7 @@ int cmd_expand(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_validate_gemm_latency(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_trace(int argc, char **argv);
 
 #endif

@@ -17,6 +17,8 @@ static const char usage[] =
     "  models     list the prediction models\n"
     "  hardware   list or show the built-in hardware descriptions\n"
     "  validate-gemm-latency  score GEMM latency models on measured CSVs (fixed overhead calibrated)\n"
+    "  calibrate              fit one hardware's efficiency and overhead parameters to measurements\n"
+    "  trace report           measured kernels of a PyTorch profiler trace beside the model\n"
     "\n"
     "Run `opmodel <command> --help` for a command's options.  `opmodel --version` prints the version.\n"
     "Exit status: 0 ok, 1 some batch lines failed, 2 usage or input error.\n";
@@ -66,5 +68,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "ops")) return cmd_ops(argc - 1, argv + 1);
     if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
     if (!strcmp(cmd, "validate-gemm-latency")) return cmd_validate_gemm_latency(argc - 1, argv + 1);
+    if (!strcmp(cmd, "calibrate")) return cmd_calibrate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "trace")) return cmd_trace(argc - 1, argv + 1);
     return cli_usage("unknown command '%s' (see `opmodel --help`)", cmd);
 }

@@ -1,0 +1,2 @@
+/* analyze.c — placeholder, being written. */
+typedef int opm_placeholder_analyze;

@@ -1,0 +1,2 @@
+/* detect.c — placeholder, being written. */
+typedef int opm_placeholder_detect;

@@ -1,0 +1,2 @@
+/* link.c — placeholder, being written. */
+typedef int opm_placeholder_link;

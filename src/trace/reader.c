@@ -1,0 +1,2 @@
+/* reader.c — placeholder, being written. */
+typedef int opm_placeholder_reader;

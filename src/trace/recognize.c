@@ -1,0 +1,2 @@
+/* recognize.c — placeholder, being written. */
+typedef int opm_placeholder_recognize;

@@ -1,0 +1,2 @@
+/* calibrate.c — placeholder, being written. */
+typedef int opm_placeholder_calibrate;
