@@ -50,18 +50,19 @@ typedef struct opm_call_args {
     uint32_t concrete_inputs;
 } opm_call_args;
 
+/* 64 bytes: a multi-GB trace keeps millions of these. */
 typedef struct opm_tev {
     int64_t ts_ns;
     int64_t dur_ns;
-    int64_t pid;            /* numeric pid, or a negative id for a string pid */
-    int64_t tid;
     int64_t correlation;    /* args.correlation, OPM_NO_ID when absent */
     int64_t external_id;    /* args["External id"], OPM_NO_ID when absent */
     int64_t seq;            /* args["Sequence number"], OPM_NO_ID when absent */
+    int32_t pid;            /* numeric pid; a string pid (or one beyond int32) */
+    int32_t tid;            /*   is -(1 + its interned string id) */
     uint32_t name;          /* string id */
     uint32_t args;          /* index into opm_trace.call_args, OPM_NONE32 if none */
     int32_t stream;         /* GPU events: args.stream, -1 otherwise */
-    int32_t device;         /* GPU events: args.device, -1 otherwise */
+    int16_t device;         /* GPU events: args.device, -1 otherwise */
     uint8_t cls;            /* opm_ev_class */
 } opm_tev;
 
@@ -69,8 +70,8 @@ typedef struct opm_tev {
 typedef struct opm_tflow {
     int64_t id;
     int64_t ts_ns;
-    int64_t pid;
-    int64_t tid;
+    int32_t pid;            /* as in opm_tev */
+    int32_t tid;
     uint8_t is_start;       /* 's' = 1, 'f' = 0 */
 } opm_tflow;
 
@@ -199,5 +200,29 @@ void opm_trace_link_free(opm_trace_link *l);
 /* Busy time (union) of n intervals [start, end) in ns; sorts `iv` in place
  * (pairs: iv[2i] start, iv[2i+1] end). */
 int64_t opm_interval_union_ns(int64_t *iv, size_t n);
+
+/* ---- The report (analyze.c builds it, ../report/ emits it) ---- */
+
+struct opm_trace_report {
+    char *source;               /* the trace's source */
+    char *hardware;             /* hardware name, NULL when none */
+    char *model;                /* model used for the roofline columns */
+    /* Roofs for the chart (0 when no hardware): HBM bandwidth and the
+     * dense peak of each group's compute dtype and engine. */
+    double hbm_bytes_per_s;
+    double *group_peak_flops_per_s;   /* n_groups entries */
+    opm_trace_group *groups;
+    size_t n_groups;
+    opm_trace_instance *inst;
+    size_t n_inst;
+    opm_trace_category_time cats[OPM_TCAT_COUNT];
+    size_t n_cats;
+    opm_trace_timeline timeline;
+    size_t *gap_order;
+    size_t n_gap;
+    /* Everything the groups' strings point into, freed with the report. */
+    char **owned;
+    size_t n_owned, cap_owned;
+};
 
 #endif

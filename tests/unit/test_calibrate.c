@@ -1,0 +1,2 @@
+/* test_calibrate.c — placeholder, being written. */
+#include <criterion/criterion.h>
