@@ -209,5 +209,205 @@ done
 [ -z "$why" ]
 report $? "ops lists all 11 kinds" "$why"
 
+# ---- trace report -------------------------------------------------------------
+
+TRACE=tests/data/traces/torch_compile/trace.json.gz
+
+# fails_cleanly DESC [NEEDLE]: exit 2, nothing on stdout, one 'opmodel: ' line on
+# stderr (containing NEEDLE when given).
+fails_cleanly() {
+    local why=""
+    [ "$RC" -eq 2 ] || why="exit $RC"
+    [ -z "$why" ] && [ -s "$T/out" ] && why="stdout not empty: $(head -c 200 "$T/out")"
+    [ -z "$why" ] && [ "$(lines "$T/err")" -ne 1 ] && why="expected 1 line on stderr, got $(lines "$T/err")"
+    [ -z "$why" ] && ! grep -q '^opmodel: ' "$T/err" && why="stderr: $(first_err)"
+    [ -z "$why" ] && [ -n "${2:-}" ] && ! grep -q "$2" "$T/err" && why="no '$2' in: $(first_err)"
+    [ -z "$why" ]
+    report $? "$1" "$why"
+}
+
+# top_rows FILE: data rows of the table's "Top N of M groups" section.
+top_rows() { awk '/^Top [0-9]+ of [0-9]+ groups/ { on = 1; next } on && /^$/ { exit } on { n++ } END { print n - 1 }' "$1"; }
+
+run "$BIN" trace --help
+[ "$RC" -eq 0 ] && [ -s "$T/out" ]
+report $? "trace --help exits 0 and prints usage on stdout" "exit $RC"
+
+run "$BIN" trace report --help
+[ "$RC" -eq 0 ] && grep -q -- '--output-dir' "$T/out"
+report $? "trace report --help exits 0 and lists the options" "exit $RC"
+
+run "$BIN" trace
+fails_cleanly "trace without a subcommand exits 2 with one line"
+
+run "$BIN" trace frobnicate "$TRACE"
+fails_cleanly "trace with an unknown subcommand exits 2 with one line" "frobnicate"
+
+run "$BIN" trace report "$TRACE" --hardware mi300x
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+for want in '^trace     ' '^hardware  mi300x' '^GPU       busy' 'GPU timeline' '  category ' \
+            '^Top [0-9]* of [0-9]* groups by kernel time' '^Largest gap to roofline'; do
+    [ -z "$why" ] && ! grep -q "$want" "$T/out" && why="no '$want' in the table"
+done
+[ -z "$why" ] && [ -s "$T/err" ] && why="stderr not empty with --hardware: $(first_err)"
+[ -z "$why" ] && [ "$(top_rows "$T/out")" -lt 1 ] && why="no group rows"
+[ -z "$why" ]
+report $? "trace report --hardware mi300x prints the table" "$why"
+cp "$T/out" "$T/trace_table.txt"
+
+run "$BIN" trace report "$TRACE"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && [ "$(cat "$T/err")" != 'opmodel: hardware auto-detected: mi300x (from "AMD Instinct MI300X")' ] &&
+    why="stderr: $(first_err)"
+[ -z "$why" ] && ! grep -q '^hardware  mi300x' "$T/out" && why="table does not name mi300x"
+[ -z "$why" ] && ! cmp -s "$T/out" "$T/trace_table.txt" && why="differs from the --hardware mi300x table"
+[ -z "$why" ]
+report $? "trace report detects mi300x from the trace's deviceProperties" "$why"
+
+run "$BIN" trace report "$TRACE" --hardware mi300x --top 3
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && [ "$(top_rows "$T/out")" -ne 3 ] && why="expected 3 group rows, got $(top_rows "$T/out")"
+[ -z "$why" ] && ! grep -q '^Top 3 of ' "$T/out" && why="no 'Top 3 of' title"
+[ -z "$why" ]
+report $? "trace report --top 3 shows 3 groups" "$why"
+
+# The JSON: parses, keys in the contract's (§6) order, integers where counts.
+run "$BIN" trace report "$TRACE" --hardware mi300x --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+cp "$T/out" "$T/trace.json"
+if [ -z "$why" ]; then
+    why=$(python3 - "$T/trace.json" <<'EOF' 2>&1
+import json, sys
+def in_order(keys, contract):
+    present = [k for k in keys if k in contract]
+    want = [k for k in contract if k in keys]
+    return present == want and keys[:len(want)] == want
+doc = json.load(open(sys.argv[1]), object_pairs_hook=lambda p: p)
+top = [k for k, _ in doc]
+d = dict(doc)
+contract = ["trace", "hardware", "gpu_busy_s", "wall_s", "groups", "categories", "timeline"]
+if top[:7] != contract: sys.exit("top-level keys %s" % top)
+if d["hardware"] != "mi300x": sys.exit("hardware %r" % d["hardware"])
+groups = d["groups"]
+if not groups: sys.exit("no groups")
+gkeys = ["name", "kind", "category", "params", "count", "kernel_time_s", "kernel_time_mean_s", "flops",
+         "bytes", "tflops_per_s", "tb_per_s", "roofline_time_s", "pct_roofline", "bound", "kernels"]
+for g in groups:
+    keys = [k for k, _ in g]
+    gd = dict(g)
+    if not in_order(keys, gkeys): sys.exit("group keys %s" % keys)
+    for k in ["name", "kind", "category", "params", "count", "kernel_time_s", "kernel_time_mean_s", "kernels"]:
+        if k not in gd: sys.exit("group %s lacks %s" % (gd.get("name"), k))
+    if not isinstance(gd["count"], int) or gd["count"] < 1: sys.exit("count %r" % gd["count"])
+    if gd["kind"] is None and ("flops" in gd or "bytes" in gd): sys.exit("kind null with flops")
+    if gd["kind"] is not None and not (isinstance(gd["flops"], int) and isinstance(gd["bytes"], int)):
+        sys.exit("flops/bytes of %s not integers" % gd["name"])
+    if not isinstance(gd["params"], list): sys.exit("params not an object")
+times = [dict(g)["kernel_time_s"] for g in groups]
+if times != sorted(times, reverse=True): sys.exit("groups not by kernel time")
+ckeys = ["category", "kernel_time_s", "share"]
+cats = d["categories"]
+for c in cats:
+    if [k for k, _ in c][:3] != ckeys: sys.exit("category keys %s" % [k for k, _ in c])
+share = sum(dict(c)["share"] for c in cats)
+if abs(share - 1) > 1e-6: sys.exit("shares sum to %r" % share)
+tkeys = ["busy_s", "idle_s", "compute_s", "comm_s", "memcpy_s"]
+if [k for k, _ in d["timeline"]][:5] != tkeys: sys.exit("timeline keys %s" % [k for k, _ in d["timeline"]])
+if not any(dict(g).get("kind") is not None for g in groups): sys.exit("no group with a model")
+EOF
+)
+fi
+[ -z "$why" ]
+report $? "trace report --format json parses, keys in contract §6 order" "$why"
+
+run "$BIN" trace report "$TRACE" --hardware mi300x --format csv
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+header='name,kind,phase,category,count,kernel_time_s,kernel_time_mean_s,flops,bytes,flops_per_byte,tflops_per_s,tb_per_s,roofline_time_s,pct_roofline,bound,forward,params,input_dims,input_types,input_strides,concrete_inputs,kernels'
+[ -z "$why" ] && [ "$(head -n 1 "$T/out")" != "$header" ] && why="header: $(head -n 1 "$T/out")"
+if [ -z "$why" ]; then
+    why=$(python3 - "$T/out" "$T/trace.json" <<'EOF' 2>&1
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+groups = json.load(open(sys.argv[2]))["groups"]
+if len(rows) != len(groups): sys.exit("%d rows, %d groups in the JSON" % (len(rows), len(groups)))
+for r, g in zip(rows, groups):
+    if r["name"] != g["name"] or int(r["count"]) != g["count"]: sys.exit("row %s differs" % r["name"])
+EOF
+)
+fi
+[ -z "$why" ]
+report $? "trace report --format csv: one row per JSON group" "$why"
+
+run "$BIN" trace report "$TRACE" --hardware mi300x --format csv --instances
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! head -n 1 "$T/out" | grep -q '^group,name,cpu_start_s,' && why="header: $(head -n 1 "$T/out")"
+[ -z "$why" ] && [ "$(lines "$T/out")" -lt 2 ] && why="no instance rows"
+[ -z "$why" ]
+report $? "trace report --format csv --instances: one row per instance" "$why"
+
+run "$BIN" trace report "$TRACE" --hardware mi300x --output-dir "$T/report/sub"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+for f in report.json groups.csv instances.csv report.txt roofline.svg; do
+    [ -z "$why" ] && [ ! -s "$T/report/sub/$f" ] && why="$f missing or empty"
+    [ -z "$why" ] && ! grep -qx "$T/report/sub/$f" "$T/out" && why="$f not listed on stdout"
+done
+[ -z "$why" ] && [ "$(ls -A "$T/report/sub" | wc -l)" -ne 5 ] && why="extra files: $(ls -A "$T/report/sub")"
+[ -z "$why" ] && ! cmp -s "$T/report/sub/report.json" "$T/trace.json" && why="report.json differs from --format json"
+[ -z "$why" ] && ! cmp -s "$T/report/sub/report.txt" "$T/trace_table.txt" && why="report.txt differs from the table"
+if [ -z "$why" ]; then
+    why=$(python3 -c 'import xml.dom.minidom, sys
+d = xml.dom.minidom.parse(sys.argv[1])
+if d.documentElement.tagName != "svg": sys.exit("root is " + d.documentElement.tagName)
+if not d.getElementsByTagName("circle"): sys.exit("no circles")' "$T/report/sub/roofline.svg" 2>&1)
+fi
+[ -z "$why" ]
+report $? "trace report --output-dir writes the 5 files; the SVG is well-formed XML" "$why"
+
+run "$BIN" trace report "$TRACE" --hardware mi300x --output-dir "$T/trace.json"
+fails_cleanly "trace report --output-dir on a file exits 2 with one line" "not a folder"
+
+# A folder where roofline.svg should go: no file is written, none is left
+# behind under a temporary name.
+mkdir -p "$T/blocked/roofline.svg"
+run "$BIN" trace report "$TRACE" --hardware mi300x --output-dir "$T/blocked"
+fails_cleanly "trace report --output-dir with roofline.svg blocked exits 2 with one line" "roofline.svg"
+left=$(ls -A "$T/blocked")
+[ "$left" = roofline.svg ]
+report $? "trace report writes no file, temporary or final, when one cannot be written" "left: $left"
+
+# No GPU named, no --hardware: a report without roofline columns and no SVG.
+echo '{"traceEvents": []}' >"$T/no_gpu.json"
+run "$BIN" trace report "$T/no_gpu.json" --output-dir "$T/no_gpu"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q '^opmodel: the trace names no GPU' "$T/err" && why="stderr: $(first_err)"
+[ -z "$why" ] && [ "$(ls "$T/no_gpu" | tr '\n' ' ')" != "groups.csv instances.csv report.json report.txt " ] &&
+    why="files: $(ls "$T/no_gpu" | tr '\n' ' ')"
+[ -z "$why" ] && ! grep -q '"hardware": null' "$T/no_gpu/report.json" && why="report.json has a hardware"
+[ -z "$why" ]
+report $? "trace report without a known GPU: no hardware, 4 files, no SVG" "$why"
+
+gzip -dc "$TRACE" | head -c 20000 >"$T/truncated.json"
+run "$BIN" trace report "$T/truncated.json" --output-dir "$T/never"
+fails_cleanly "trace report on a truncated trace exits 2 with the byte offset" "byte"
+[ ! -e "$T/never" ]
+report $? "trace report on a truncated trace writes no files" "$T/never exists"
+
+run "$BIN" trace report "$T/no_such_trace.json"
+fails_cleanly "trace report on a missing file exits 2 with one line" "no_such_trace"
+
+run "$BIN" trace report "$TRACE" --format yaml
+fails_cleanly "trace report --format yaml exits 2 with one line" "format"
+
+run "$BIN" trace report "$TRACE" --top many
+fails_cleanly "trace report --top many exits 2 with one line" "top"
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

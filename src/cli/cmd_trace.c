@@ -1,8 +1,296 @@
-/* cmd_trace.c — placeholder, being written. */
+/* cmd_trace.c — `opmodel trace report`: a PyTorch profiler trace read,
+ * linked and grouped by the library, then printed as a table, CSV or JSON,
+ * or written as a set of files (JSON, CSVs, table, SVG roofline) into a
+ * folder.
+ *
+ * Every output is built in memory before anything is written, so an error
+ * leaves stdout empty; files are written under temporary names and renamed
+ * into place only once all of them are complete. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "cli.h"
+
+static const char help[] =
+    "usage: opmodel trace report TRACE [--hardware NAME|FILE] [--model NAME]\n"
+    "                            [--format table|csv|json] [--instances] [--top N] [--output-dir DIR]\n"
+    "\n"
+    "Measured GPU time of every op in a PyTorch profiler trace (Chrome-trace JSON, plain or gzip,\n"
+    "- for stdin), grouped by op name and call parameters, beside the FLOPs and bytes the op\n"
+    "library counts and, with a hardware, the roofline time.\n"
+    "\n"
+    "  --hardware NAME|FILE  a built-in name (`opmodel hardware list`) or a hardware YAML file;\n"
+    "                        default: detected from the GPU named in the trace, if recognised\n"
+    "  --model NAME          model for the roofline columns (default roofline; see `opmodel models`)\n"
+    "  --format FMT          table (default): for people; csv: one row per group; json: contract §6\n"
+    "  --instances           with --format csv: one row per op instance instead of per group\n"
+    "  --top N               table: show the N groups with most kernel time and the N with the\n"
+    "                        largest gap to roofline (default 20; 0: all)\n"
+    "  --output-dir DIR      write report.json, groups.csv, instances.csv, report.txt and (with a\n"
+    "                        hardware) roofline.svg into DIR, created if missing; prints their paths\n"
+    "\n"
+    "In the table, # is the group's index in the JSON groups and CSV rows (instances.csv's group).\n"
+    "Exit status: 0 ok, 2 usage or input error (one line on stderr, nothing on stdout).\n";
+
+typedef struct report_opts {
+    const char *trace, *hw_name, *model, *format, *out_dir;
+    size_t top;
+    int instances;
+} report_opts;
+
+static int parse_top(const char *s, size_t *top)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *s == '-' || *end || errno) return cli_usage("--top: expected a whole number >= 0, got '%s'", s);
+    *top = (size_t)v;
+    return 0;
+}
+
+static int parse_report_args(int argc, char **argv, report_opts *o)
+{
+    static const struct option opts[] = {
+        {"hardware", required_argument, 0, 'H'},   {"model", required_argument, 0, 'm'},
+        {"format", required_argument, 0, 'f'},     {"output-dir", required_argument, 0, 'o'},
+        {"top", required_argument, 0, 't'},        {"instances", no_argument, 0, 'i'},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0},
+    };
+    *o = (report_opts){.format = "table", .top = 20};
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'H': o->hw_name = optarg; break;
+        case 'm': o->model = optarg; break;
+        case 'f': o->format = optarg; break;
+        case 'o': o->out_dir = optarg; break;
+        case 't':
+            if (parse_top(optarg, &o->top)) return EXIT_USAGE;
+            break;
+        case 'i': o->instances = 1; break;
+        case 'h': fputs(help, stdout); return -1;
+        default:
+            return cli_usage("trace report: unknown or incomplete option '%s' (see `opmodel trace report --help`)",
+                             argv[optind - 1]);
+        }
+    }
+    if (optind >= argc) return cli_usage("trace report: expected a trace file (see `opmodel trace report --help`)");
+    o->trace = argv[optind++];
+    if (optind < argc) return cli_usage("trace report: unexpected argument '%s'", argv[optind]);
+    if (strcmp(o->format, "table") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
+        return cli_usage("--format: expected table, csv or json, got '%s'", o->format);
+    if (o->instances && !o->out_dir && strcmp(o->format, "csv"))
+        return cli_usage("--instances: only with --format csv (instances.csv is always in --output-dir)");
+    if (o->model && !opm_model_find(o->model))
+        return cli_usage("--model: no model named '%s' (see `opmodel models`)", o->model);
+    if (o->out_dir && !*o->out_dir) return cli_usage("--output-dir: expected a folder name");
+    return 0;
+}
+
+/* --hardware, else the trace's first GPU if it names a built-in entry.
+ * *hw stays NULL (no roofline) when nothing is known.  `note` gets the
+ * line that says which way it went, printed only once the report is out so
+ * that a failing run still has exactly one line on stderr. */
+static int pick_hardware(const opm_trace *t, const char *hw_name, opm_hardware **hw, char *note, size_t cap,
+                         opm_error *err)
+{
+    *hw = NULL;
+    note[0] = '\0';
+    if (hw_name) {
+        *hw = opm_hardware_open(hw_name, err);
+        return *hw ? 0 : -1;
+    }
+    const char *device = opm_trace_device_count(t) ? opm_trace_device_name(t, 0) : NULL;
+    const char *builtin = device ? opm_hardware_detect(device) : NULL;
+    if (!builtin) {
+        if (device)
+            snprintf(note, cap, "opmodel: no built-in hardware for device \"%s\": no roofline columns (give --hardware)",
+                     device);
+        else
+            snprintf(note, cap, "opmodel: the trace names no GPU: no roofline columns (give --hardware)");
+        return 0;
+    }
+    *hw = opm_hardware_builtin(builtin, err);
+    if (!*hw) return -1;
+    snprintf(note, cap, "opmodel: hardware auto-detected: %s (from \"%s\")", builtin, device);
+    return 0;
+}
+
+static void print_note(const char *note)
+{
+    if (note[0]) fprintf(stderr, "%s\n", note);
+}
+
+typedef struct out_file {
+    const char *name;
+    char *text;
+    char *path, *tmp;
+    int tmp_made;
+} out_file;
+
+static void out_files_free(out_file *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (f[i].tmp_made) unlink(f[i].tmp);
+        free(f[i].text);
+        free(f[i].path);
+        free(f[i].tmp);
+    }
+}
+
+/* mkdir -p. */
+static int make_dir(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p) return cli_usage("out of memory");
+    for (char *s = p + 1;; s++) {
+        if (*s && *s != '/') continue;
+        char was = *s;
+        *s = '\0';
+        if (mkdir(p, 0777) && errno != EEXIST) {
+            int e = errno;
+            free(p);
+            return cli_usage("%s: cannot create folder: %s", dir, strerror(e));
+        }
+        *s = was;
+        if (!was) break;
+    }
+    free(p);
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) return cli_usage("%s: not a folder", dir);
+    return 0;
+}
+
+static char *join(const char *dir, const char *prefix, const char *name, const char *suffix)
+{
+    size_t n = strlen(dir);
+    const char *slash = n && dir[n - 1] == '/' ? "" : "/";
+    size_t len = n + strlen(slash) + strlen(prefix) + strlen(name) + strlen(suffix) + 1;
+    char *p = malloc(len);
+    if (p) snprintf(p, len, "%s%s%s%s%s", dir, slash, prefix, name, suffix);
+    return p;
+}
+
+static int write_tmp(out_file *f)
+{
+    int fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, 0666);
+    if (fd < 0) return cli_usage("%s: cannot create: %s", f->tmp, strerror(errno));
+    f->tmp_made = 1;
+    size_t len = strlen(f->text), done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, f->text + done, len - done);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            int e = errno;
+            close(fd);
+            return cli_usage("%s: write error: %s", f->tmp, strerror(e));
+        }
+        done += (size_t)w;
+    }
+    if (close(fd)) return cli_usage("%s: write error: %s", f->tmp, strerror(errno));
+    return 0;
+}
+
+/* All files written under temporary names first, then renamed: an error
+ * in any of them leaves none behind. */
+static int write_dir(const char *dir, out_file *f, size_t n)
+{
+    char pid[32];
+    snprintf(pid, sizeof pid, ".tmp%ld", (long)getpid());
+    for (size_t i = 0; i < n; i++) {
+        f[i].path = join(dir, "", f[i].name, "");
+        f[i].tmp = join(dir, ".", f[i].name, pid);
+        if (!f[i].path || !f[i].tmp) return cli_usage("out of memory");
+    }
+    int rc = make_dir(dir);
+    /* The one rename failure that can be foreseen, caught before any file
+     * is replaced. */
+    for (size_t i = 0; !rc && i < n; i++) {
+        struct stat st;
+        if (!stat(f[i].path, &st) && S_ISDIR(st.st_mode)) rc = cli_usage("%s: is a folder", f[i].path);
+    }
+    for (size_t i = 0; !rc && i < n; i++) rc = write_tmp(&f[i]);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (rename(f[i].tmp, f[i].path)) rc = cli_usage("%s: cannot rename into place: %s", f[i].path, strerror(errno));
+        else f[i].tmp_made = 0;
+    }
+    return rc;
+}
+
+static int emit_dir(const report_opts *o, const opm_trace_report *r, const char *note, opm_error *err)
+{
+    out_file f[5] = {{.name = "report.json"}, {.name = "groups.csv"}, {.name = "instances.csv"},
+                     {.name = "report.txt"}, {.name = "roofline.svg"}};
+    size_t n = opm_trace_report_hardware(r) ? 5 : 4;
+    int rc = 0;
+    if (!(f[0].text = opm_trace_report_to_json(r, err)) || !(f[1].text = opm_trace_report_to_csv(r, 0, err)) ||
+        !(f[2].text = opm_trace_report_to_csv(r, 1, err)) ||
+        !(f[3].text = opm_trace_report_to_table(r, o->top, err)) ||
+        (n == 5 && !(f[4].text = opm_trace_report_to_svg(r, err))))
+        rc = cli_fail(err);
+    if (!rc) rc = write_dir(o->out_dir, f, n);
+    if (!rc) {
+        print_note(note);
+        for (size_t i = 0; i < n; i++) puts(f[i].path);
+        if (fflush(stdout)) rc = cli_usage("stdout: write error");
+    }
+    out_files_free(f, 5);
+    return rc;
+}
+
+static int emit_stdout(const report_opts *o, const opm_trace_report *r, const char *note, opm_error *err)
+{
+    char *text;
+    if (!strcmp(o->format, "json")) text = opm_trace_report_to_json(r, err);
+    else if (!strcmp(o->format, "csv")) text = opm_trace_report_to_csv(r, o->instances, err);
+    else text = opm_trace_report_to_table(r, o->top, err);
+    if (!text) return cli_fail(err);
+    print_note(note);
+    fputs(text, stdout);
+    free(text);
+    if (fflush(stdout)) return cli_usage("stdout: write error");
+    return EXIT_OK;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    report_opts o;
+    int rc = parse_report_args(argc, argv, &o);
+    if (rc) return rc < 0 ? EXIT_OK : rc;
+    opm_error err;
+    opm_error_clear(&err);
+    opm_trace *t = opm_trace_read_file(o.trace, &err);
+    if (!t) return cli_fail(&err);
+    opm_hardware *hw;
+    char note[OPM_ERROR_MESSAGE_MAX + 128];
+    if (pick_hardware(t, o.hw_name, &hw, note, sizeof note, &err)) {
+        opm_trace_free(t);
+        return cli_fail(&err);
+    }
+    opm_trace_report *r = opm_trace_report_new(t, hw, o.model, &err);
+    opm_trace_free(t);
+    opm_hardware_free(hw);
+    if (!r) return cli_fail(&err);
+    rc = o.out_dir ? emit_dir(&o, r, note, &err) : emit_stdout(&o, r, note, &err);
+    opm_trace_report_free(r);
+    return rc;
+}
+
 int cmd_trace(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_usage("trace: not built yet");
+    if (argc < 2) return cli_usage("trace: expected a subcommand: report (see `opmodel trace --help`)");
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fputs(help, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "report"))
+        return cli_usage("trace: unknown subcommand '%s' (expected report; see `opmodel trace --help`)", argv[1]);
+    return cmd_report(argc - 1, argv + 1);
 }
