@@ -140,6 +140,11 @@ typedef struct opm_trace_call {
     const char *input_types;
     const char *input_strides;
     const char *concrete_inputs;
+    /* (Added by recognize.c.)  1 when autograd recorded the op — it carries
+     * a `Sequence number` and is not under backward: a training forward,
+     * built as train_fwd (norms then write their saved statistics); 0
+     * otherwise (inference).  Backward ops are train_bwd by their name. */
+    int training;
 } opm_trace_call;
 
 typedef struct opm_trace_recog {
@@ -181,6 +186,10 @@ typedef struct opm_link_instance {
     int64_t gpu_start_ns;
     int64_t busy_ns;        /* union of its GPU events' intervals */
     uint32_t fwd_cpu_ev;    /* backward ops: the linked forward cpu_op, else OPM_NONE32 */
+    /* Added by link.c: for an instance no CPU op owns, the launch that
+     * queued its GPU event (OPM_NONE32 when none was found), so the report
+     * can name it "<launch>-><kernel> (Synthetic Op)" as TraceLens does. */
+    uint32_t launch_ev;
 } opm_link_instance;
 
 typedef struct opm_trace_link {
