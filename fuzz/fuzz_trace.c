@@ -1,10 +1,104 @@
-/* fuzz_trace.c — placeholder, being written. */
-#include <stddef.h>
+/* fuzz_trace.c — libFuzzer target for the trace reader: any bytes either
+ * read into a trace whose counts agree with what it stores, or fail with a
+ * one-line error and nothing leaked.  Small inputs are also gzip-compressed
+ * and read again, which must give the same answer (the two input paths
+ * share one parser); whatever reads is then linked into op instances. */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include "opmodel/opmodel.h"
+#include "../src/trace/trace_internal.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_error(const opm_error *err)
+{
+    if (err->code == OPM_OK || err->message[0] == '\0' || strchr(err->message, '\n'))
+        abort();
+}
+
+static void check_trace(const opm_trace *t)
+{
+    opm_trace_stats st;
+    opm_trace_get_stats(t, &st);
+    if (st.cpu_ops + st.launches + st.gpu_events > t->n_ev || st.flows != t->n_flows ||
+        t->n_ev > st.events)
+        abort();
+    for (size_t i = 0; i < t->n_ev; i++) {
+        const opm_tev *e = &t->ev[i];
+        if (e->cls >= OPM_EV_CLASS_COUNT || e->dur_ns < 0 || e->name >= t->strings.count ||
+            (e->args != OPM_NONE32 && e->args >= t->n_args))
+            abort();
+    }
+    for (size_t i = 0; i < opm_trace_device_count(t); i++)
+        if (!opm_trace_device_name(t, i))
+            abort();
+}
+
+/* gzip framing of `data`, NULL when zlib cannot (out of memory). */
+static unsigned char *gzip_bytes(const uint8_t *data, size_t size, size_t *out_len)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (deflateInit2(&zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return NULL;
+    size_t cap = deflateBound(&zs, (uLong)size) + 32;
+    unsigned char *out = malloc(cap);
+    if (out) {
+        zs.next_in = (unsigned char *)(uintptr_t)data;
+        zs.avail_in = (uInt)size;
+        zs.next_out = out;
+        zs.avail_out = (uInt)cap;
+        if (deflate(&zs, Z_FINISH) != Z_STREAM_END) {
+            free(out);
+            out = NULL;
+        }
+        *out_len = cap - zs.avail_out;
+    }
+    deflateEnd(&zs);
+    return out;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    (void)data;
-    (void)size;
+    opm_error err;
+    opm_trace *t = opm_trace_read_buffer(data, size, "<fuzz>", &err);
+    int is_gzip = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+    if (!t) {
+        check_error(&err);
+    } else {
+        check_trace(t);
+        opm_trace_stats st;
+        opm_trace_get_stats(t, &st);
+        if (!is_gzip && st.json_bytes != size)
+            abort();
+    }
+
+    if (!is_gzip && size <= 4096) {
+        size_t zlen = 0;
+        unsigned char *z = gzip_bytes(data, size, &zlen);
+        if (z) {
+            opm_error zerr;
+            opm_trace *zt = opm_trace_read_buffer(z, zlen, "<fuzz>", &zerr);
+            if (!t != !zt)
+                abort();
+            if (!zt && strcmp(err.message, zerr.message) != 0)
+                abort();
+            if (zt && (zt->n_ev != t->n_ev || zt->n_flows != t->n_flows || zt->n_args != t->n_args ||
+                       (t->n_ev && memcmp(zt->ev, t->ev, t->n_ev * sizeof *t->ev) != 0)))
+                abort();
+            opm_trace_free(zt);
+            free(z);
+        }
+    }
+
+    if (t) {
+        opm_trace_link *l = opm_trace_link_build(t, &err);
+        if (!l)
+            check_error(&err);
+        opm_trace_link_free(l);
+    }
+    opm_trace_free(t);
     return 0;
 }

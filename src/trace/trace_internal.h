@@ -26,7 +26,7 @@
 
 typedef enum opm_ev_class {
     OPM_EV_CPU_OP,          /* cat cpu_op, operator */
-    OPM_EV_ANNOTATION,      /* user_annotation, python_function: tree nodes, never ops */
+    OPM_EV_ANNOTATION,      /* user_annotation: tree nodes, never ops (python_function events are not kept) */
     OPM_EV_LAUNCH,          /* cuda_runtime, cuda_driver (hip likewise) */
     OPM_EV_KERNEL,          /* kernel */
     OPM_EV_MEMCPY,          /* gpu_memcpy */
