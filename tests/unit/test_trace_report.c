@@ -349,10 +349,6 @@ static const expected_gap ref_only[] = {
      * its child ops' kernels) into a synthetic op; we keep it under the op,
      * as ours_only below (same count and time). */
     { "normalization", G_PREFIX, "aten::mse_loss->", NULL, 1, "direct kernels of a parent op" },
-    /* aten::zero_ calls aten::fill_; both are OUTER in op_table.def, so the
-     * outer zero_ owns the kernel (ours_only below); TraceLens reports the
-     * innermost op. */
-    { "normalization", G_EXACT, "aten::fill_", "[[8,16,32,32],[]]", 1, "zero_ over fill_" },
 };
 
 static const expected_gap ours_only[] = {
@@ -362,7 +358,6 @@ static const expected_gap ours_only[] = {
     { "sglang_decode", G_PREFIX, "hipGraphLaunch->", NULL, 16, GRAPH },
     { "normalization", G_EXACT, "aten::mse_loss", "[[8,16,32,32],[8,16,32,32],[]]", 1,
       "direct kernels of a parent op" },
-    { "normalization", G_EXACT, "aten::zero_", "[[8,16,32,32]]", 1, "zero_ over fill_" },
 };
 
 /* TraceLens models inductor's triton kernels from their recorded inputs;
