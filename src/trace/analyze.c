@@ -97,25 +97,6 @@ static int u64map_get_or_add(u64map *m, uint64_t key, uint32_t fresh, uint32_t *
     return 0;
 }
 
-/* Grows a malloc'ed array to hold `need` elements. */
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 16;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / elem)
-            return -1;
-        n *= 2;
-    }
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 /* ---- Groups under construction ---- */
 
 /* Synthetic instances (GPU work no CPU op launched) are kept apart from a
@@ -214,7 +195,7 @@ static int find_group(builder *b, const group_key *k, const opm_trace_op_entry *
     }
     if (b->n_groups >= OPM_NONE32 - 1)
         return opm_err(err, OPM_EOVERFLOW, "", "more than 2^32 op groups");
-    if (grow((void **)&b->groups, &b->cap_groups, b->n_groups + 1, sizeof *b->groups))
+    if (opm_array_grow((void **)&b->groups, &b->cap_groups, b->n_groups + 1, sizeof *b->groups))
         return opm_err(err, OPM_ENOMEM, "", "out of memory grouping op instances");
     group_acc *g = &b->groups[b->n_groups];
     memset(g, 0, sizeof *g);
@@ -273,7 +254,7 @@ static int tally_kernels(builder *b, uint32_t g, const opm_link_instance *li, u6
         if (u64map_get_or_add(kmap, ((uint64_t)g << 32) | e->name, (uint32_t)b->n_kern, &k, &added))
             return opm_err(err, OPM_ENOMEM, "", "out of memory summing kernel times");
         if (added) {
-            if (grow((void **)&b->kern, &b->cap_kern, b->n_kern + 1, sizeof *b->kern))
+            if (opm_array_grow((void **)&b->kern, &b->cap_kern, b->n_kern + 1, sizeof *b->kern))
                 return opm_err(err, OPM_ENOMEM, "", "out of memory summing kernel times");
             b->kern[b->n_kern++] = (kernel_acc){ g, e->name, opm_trace_str(t, e->name), e->cls, 0 };
         }
@@ -295,7 +276,7 @@ static int tally_forward(builder *b, uint32_t g, const opm_link_instance *li, u6
     if (u64map_get_or_add(fmap, ((uint64_t)g << 32) | name, (uint32_t)b->n_fwd, &k, &added))
         return opm_err(err, OPM_ENOMEM, "", "out of memory linking backward ops");
     if (added) {
-        if (grow((void **)&b->fwd, &b->cap_fwd, b->n_fwd + 1, sizeof *b->fwd))
+        if (opm_array_grow((void **)&b->fwd, &b->cap_fwd, b->n_fwd + 1, sizeof *b->fwd))
             return opm_err(err, OPM_ENOMEM, "", "out of memory linking backward ops");
         b->fwd[b->n_fwd++] = (fwd_acc){ g, opm_trace_str(t, name), 0 };
     }
@@ -340,7 +321,7 @@ static int own(opm_trace_report *r, void *p)
 {
     if (!p)
         return -1;
-    if (grow((void **)&r->owned, &r->cap_owned, r->n_owned + 1, sizeof *r->owned)) {
+    if (opm_array_grow((void **)&r->owned, &r->cap_owned, r->n_owned + 1, sizeof *r->owned)) {
         free(p);
         return -1;
     }

@@ -20,7 +20,7 @@ static uint64_t hash_bytes(const char *s, size_t len)
     return h;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
+int opm_array_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return 0;
@@ -45,7 +45,7 @@ static char *arena_alloc(opm_strtab *st, size_t len)
         char *b = malloc(cap);
         if (!b)
             return NULL;
-        if (grow((void **)&st->blocks, &st->blocks_cap, st->nblocks + 1, sizeof *st->blocks)) {
+        if (opm_array_grow((void **)&st->blocks, &st->blocks_cap, st->nblocks + 1, sizeof *st->blocks)) {
             free(b);
             return NULL;
         }
@@ -93,7 +93,7 @@ uint32_t opm_trace_intern(opm_trace *t, const char *s, size_t len)
     if (st->count + 1 > st->cap) {
         /* lens shares strs' capacity: grow both to the same size. */
         size_t cap = st->cap;
-        if (grow((void **)&st->strs, &cap, st->count + 1, sizeof *st->strs))
+        if (opm_array_grow((void **)&st->strs, &cap, st->count + 1, sizeof *st->strs))
             return OPM_NONE32;
         uint32_t *lens = realloc(st->lens, cap * sizeof *lens);
         if (!lens)
@@ -170,7 +170,7 @@ void opm_tev_init(opm_tev *e)
 
 #define PUSH(arr, n, cap, item)                                                          \
     do {                                                                                 \
-        if (grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)))                       \
+        if (opm_array_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)))                       \
             return opm_err(err, OPM_ENOMEM, "", "out of memory after %zu entries", (n)); \
         (arr)[(n)++] = *(item);                                                          \
     } while (0)
