@@ -2,7 +2,8 @@
  * read into a trace whose counts agree with what it stores, or fail with a
  * one-line error and nothing leaked.  Small inputs are also gzip-compressed
  * and read again, which must give the same answer (the two input paths
- * share one parser); whatever reads is then linked into op instances. */
+ * share one parser); whatever reads is then linked into op instances and
+ * reported in every format. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,39 @@ static void check_trace(const opm_trace *t)
     for (size_t i = 0; i < opm_trace_device_count(t); i++)
         if (!opm_trace_device_name(t, i))
             abort();
+}
+
+/* Every emitter's text, or its one-line error. */
+static void check_text(char *text, const opm_error *err)
+{
+    if (!text)
+        check_error(err);
+    free(text);
+}
+
+/* Recognition, grouping and the emitters on whatever was read: argument
+ * texts the fuzzer made up reach the shape parsers and the predictions
+ * there.  A hardware (one per process: parsing it is not what is fuzzed)
+ * turns on the roofline columns and the SVG. */
+static void check_report(const opm_trace *t)
+{
+    static opm_hardware *hw;
+    opm_error err;
+    if (!hw && !(hw = opm_hardware_builtin("h100_sxm", &err)))
+        abort();
+    opm_trace_report *r = opm_trace_report_new(t, hw, NULL, &err);
+    if (!r) {
+        check_error(&err);
+        return;
+    }
+    if (opm_trace_report_instance_count(r) > t->n_ev)
+        abort();
+    check_text(opm_trace_report_to_json(r, &err), &err);
+    check_text(opm_trace_report_to_csv(r, 0, &err), &err);
+    check_text(opm_trace_report_to_csv(r, 1, &err), &err);
+    check_text(opm_trace_report_to_table(r, 0, &err), &err);
+    check_text(opm_trace_report_to_svg(r, &err), &err);
+    opm_trace_report_free(r);
 }
 
 /* gzip framing of `data`, NULL when zlib cannot (out of memory). */
@@ -98,6 +132,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!l)
             check_error(&err);
         opm_trace_link_free(l);
+        check_report(t);
     }
     opm_trace_free(t);
     return 0;

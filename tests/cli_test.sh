@@ -400,6 +400,59 @@ fails_cleanly "trace report on a truncated trace exits 2 with the byte offset" "
 [ ! -e "$T/never" ]
 report $? "trace report on a truncated trace writes no files" "$T/never exists"
 
+# Imperfect inputs: each either fails cleanly, naming the file and where
+# reading stopped, or gives a report that parses.
+bad_trace() {   # NAME NEEDLE: $T/bad/NAME must fail with NEEDLE in the one line
+    run "$BIN" trace report "$T/bad/$1" --format json
+    fails_cleanly "trace report on $1 exits 2 with one line" "$T/bad/$1: .*$2"
+}
+mkdir -p "$T/bad"
+: >"$T/bad/empty.json"
+: >"$T/bad/empty.json.gz"
+echo '{}' >"$T/bad/object.json"
+echo '{"traceEvents": 5}' >"$T/bad/events_number.json"
+echo '{"traceEvents": []} garbage' >"$T/bad/trailing.json"
+echo '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "10", "dur": 5}]}' >"$T/bad/ts_string.json"
+echo '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": -5}]}' >"$T/bad/dur_negative.json"
+echo '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 9223372036854775, "dur": 9223372036854775}]}' \
+    >"$T/bad/end_overflow.json"
+head -c "$(( $(wc -c <"$TRACE") / 2 ))" "$TRACE" >"$T/bad/cut.json.gz"
+bad_trace empty.json "byte 0: parse error: premature EOF"
+bad_trace empty.json.gz "byte 0: parse error: premature EOF"
+bad_trace object.json "no traceEvents array"
+bad_trace events_number.json "byte 17: traceEvents: expected an array"
+bad_trace trailing.json "trailing garbage"
+bad_trace ts_string.json "ts: expected a number, got a string"
+bad_trace dur_negative.json "dur: negative duration"
+bad_trace end_overflow.json "dur: event ends beyond the int64 nanosecond range"
+bad_trace cut.json.gz "gzip: compressed stream ends before its end marker"
+
+# Odd but readable: fields of the wrong type are ignored, deep nesting is
+# skipped without recursion, a kernel without its launch is its own op.
+echo '[]' >"$T/bad/array.json"
+python3 -c 'print("{\"traceEvents\": " + "[" * 100000 + "]" * 100000 + ", \"x\": " + "{\"a\": " * 100000 + "1" + "}" * 100000 + "}")' \
+    >"$T/bad/deep.json"
+cat >"$T/bad/odd_fields.json" <<'EOF'
+{"traceEvents": [
+ {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": {"a": 1}, "tid": [1], "ts": 1, "dur": 5,
+  "args": {"Input Dims": "not a list", "Input type": 5, "Concrete Inputs": [[[[[]]]]]}},
+ {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": [1, 2]},
+ {"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": 10, "dur": 5, "args": {"correlation": 99}},
+ {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"correlation": "x"}}
+], "deviceProperties": [{"name": 5}, 7]}
+EOF
+for f in array.json deep.json odd_fields.json; do
+    run "$BIN" trace report "$T/bad/$f" --format json
+    why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/out" 2>/dev/null && why="not JSON"
+    [ -z "$why" ] && ! grep -q '^opmodel: the trace names no GPU' "$T/err" && why="stderr: $(first_err)"
+    [ -z "$why" ]
+    report $? "trace report on $f gives a report" "$why"
+done
+[ "$(python3 -c 'import json, sys; print(sum(g["count"] for g in json.load(open(sys.argv[1]))["groups"]))' "$T/out")" = 2 ]
+report $? "trace report on odd_fields.json: the two launchless kernels are reported" ""
+
 run "$BIN" trace report "$T/no_such_trace.json"
 fails_cleanly "trace report on a missing file exits 2 with one line" "no_such_trace"
 

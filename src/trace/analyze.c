@@ -240,6 +240,15 @@ static int is_training(const opm_trace *t, const opm_link_instance *li)
     return t->ev[li->cpu_ev].seq != OPM_NO_ID && li->fwd_cpu_ev == OPM_NONE32;
 }
 
+/* Sum of durations that may overlap (events of one kernel name, instances
+ * of one group): each fits in int64, their sum need not; it saturates. */
+static int64_t add_ns(int64_t sum, int64_t d)
+{
+    if (d <= 0)
+        return sum;
+    return sum > INT64_MAX - d ? INT64_MAX : sum + d;
+}
+
 static int tally_kernels(builder *b, uint32_t g, const opm_link_instance *li, u64map *kmap,
                          opm_error *err)
 {
@@ -258,8 +267,7 @@ static int tally_kernels(builder *b, uint32_t g, const opm_link_instance *li, u6
                 return opm_err(err, OPM_ENOMEM, "", "out of memory summing kernel times");
             b->kern[b->n_kern++] = (kernel_acc){ g, e->name, opm_trace_str(t, e->name), e->cls, 0 };
         }
-        if (e->dur_ns > 0)
-            b->kern[k].dur_ns += e->dur_ns;
+        b->kern[k].dur_ns = add_ns(b->kern[k].dur_ns, e->dur_ns);
     }
     return 0;
 }
@@ -305,7 +313,7 @@ static int group_instances(builder *b, opm_error *err)
         b->inst_group[i] = g;
         b->groups[g].count++;
         b->groups[g].training += is_training(b->t, li);
-        b->groups[g].busy_ns += li->busy_ns > 0 ? li->busy_ns : 0;
+        b->groups[g].busy_ns = add_ns(b->groups[g].busy_ns, li->busy_ns);
         rc = tally_kernels(b, g, li, &kmap, err);
         if (rc == 0)
             rc = tally_forward(b, g, li, &fmap, err);

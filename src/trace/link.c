@@ -162,20 +162,6 @@ static size_t pow2_at_least(size_t n)
     return p;
 }
 
-/* Case-insensitive substring test for short ASCII needles. */
-static int contains_ci(const char *hay, const char *needle)
-{
-    size_t n = strlen(needle);
-    for (; *hay; hay++) {
-        size_t k = 0;
-        while (k < n && hay[k] && (hay[k] | 0x20) == needle[k])
-            k++;
-        if (k == n)
-            return 1;
-    }
-    return 0;
-}
-
 /* ---- int64 id → event index map ---- */
 
 /* Correlation ids, sequence numbers and External ids are mostly dense runs
@@ -317,7 +303,7 @@ static uint8_t name_flags(link_ctx *c, uint32_t id)
         uint8_t f = NMF_TEXT;
         if (strncmp(s, EVAL_PREFIX, sizeof EVAL_PREFIX - 1) == 0 || strstr(s, "Backward"))
             f |= NMF_BWD;
-        if (contains_ci(s, "nccl") || contains_ci(s, "rccl"))
+        if (opm_trace_name_has(s, "nccl") || opm_trace_name_has(s, "rccl"))
             f |= NMF_COMM;
         c->nflag[id] |= f;
     }

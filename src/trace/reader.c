@@ -105,6 +105,11 @@ typedef struct rd {
     sbuf text[N_TEXTS];
     int has_text[N_TEXTS];
 
+    /* Earliest start and latest end of the complete events kept so far:
+     * every later difference of two times must fit in int64. */
+    int has_span;
+    int64_t span_lo_ns, span_hi_ns;
+
     /* The deviceProperties entry being read. */
     size_t dev_index;
     opm_tdevice dev;
@@ -449,6 +454,27 @@ static int finish_flow(rd *r)
     return 1;
 }
 
+/* Links and timelines subtract any two event times: an event ending past
+ * int64 nanoseconds, or more than 2^63 ns (292 years) from the others (a
+ * clock mix-up, or a corrupt number), is refused here rather than wrapping
+ * there. */
+static int widen_span(rd *r, int64_t ts, int64_t dur)
+{
+    if (ts > INT64_MAX - dur)
+        return rd_fail(r, "dur", "event ends beyond the int64 nanosecond range");
+    int64_t lo = ts, hi = ts + dur;
+    if (r->has_span) {
+        lo = r->span_lo_ns < lo ? r->span_lo_ns : lo;
+        hi = r->span_hi_ns > hi ? r->span_hi_ns : hi;
+    }
+    if ((uint64_t)hi - (uint64_t)lo > (uint64_t)INT64_MAX)
+        return rd_fail(r, "ts", "events span more than 2^63 ns (292 years)");
+    r->has_span = 1;
+    r->span_lo_ns = lo;
+    r->span_hi_ns = hi;
+    return 1;
+}
+
 static int finish_event(rd *r)
 {
     if (r->drop || r->ph == 0 || r->cat == K_UNKNOWN)
@@ -461,6 +487,8 @@ static int finish_event(rd *r)
         return rd_fail(r, "dur", "complete (ph X) event without a duration");
     if (r->dur_ns < 0)
         return rd_fail(r, "dur", "negative duration");
+    if (!widen_span(r, r->ts_ns, r->dur_ns))
+        return 0;
     opm_tev e;
     opm_tev_init(&e);
     e.ts_ns = r->ts_ns;
@@ -510,6 +538,10 @@ static int finish_event(rd *r)
 
 static int finish_device(rd *r)
 {
+    /* Only the name is used (hardware detection): a nameless entry would
+     * be detected as the empty string. */
+    if (r->dev.name == 0)
+        return 1;
     if (opm_trace_add_device(r->t, &r->dev, r->err)) {
         r->failed = 1;
         return 0;

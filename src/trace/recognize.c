@@ -1265,7 +1265,7 @@ static int run_row(const opm_trace_call *call, opm_trace_recog *out, opm_error *
  *   elementwise, triton_poi_, _and_mul, rotary, rope, copy      → elementwise
  *   anything else                                               → other */
 
-static int has(const char *name, const char *needle)
+int opm_trace_name_has(const char *name, const char *needle)
 {
     size_t n = strlen(needle);
     for (const char *p = name; *p; p++) {
@@ -1279,7 +1279,7 @@ static int has(const char *name, const char *needle)
 static int has_any(const char *name, const char *const *needles)
 {
     for (; *needles; needles++)
-        if (has(name, *needles)) return 1;
+        if (opm_trace_name_has(name, *needles)) return 1;
     return 0;
 }
 
@@ -1306,9 +1306,11 @@ opm_trace_category opm_trace_kernel_category(const char *kernel_name, int ev_cla
     if (starts_ci(kernel_name, "memcpy") || starts_ci(kernel_name, "memset")) return OPM_TCAT_MEMCPY;
     if (has_any(kernel_name, comm)) return OPM_TCAT_COMM;
     if (has_any(kernel_name, attn)) return OPM_TCAT_ATTENTION;
-    if ((has(kernel_name, "conv") && !has(kernel_name, "convert")) || has_any(kernel_name, conv)) return OPM_TCAT_CONV;
+    if ((opm_trace_name_has(kernel_name, "conv") && !opm_trace_name_has(kernel_name, "convert")) ||
+        has_any(kernel_name, conv))
+        return OPM_TCAT_CONV;
     if (has_any(kernel_name, gemm)) return OPM_TCAT_GEMM;
-    if (has(kernel_name, "norm") && !has(kernel_name, "normal")) return OPM_TCAT_NORM;
+    if (opm_trace_name_has(kernel_name, "norm") && !opm_trace_name_has(kernel_name, "normal")) return OPM_TCAT_NORM;
     if (has_any(kernel_name, reduce)) return OPM_TCAT_REDUCE;
     if (has_any(kernel_name, ew)) return OPM_TCAT_ELEMENTWISE;
     return OPM_TCAT_OTHER;

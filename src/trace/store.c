@@ -168,11 +168,16 @@ void opm_tev_init(opm_tev *e)
     e->device = -1;
 }
 
-#define PUSH(arr, n, cap, item)                                                          \
-    do {                                                                                 \
-        if (opm_array_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)))                       \
-            return opm_err(err, OPM_ENOMEM, "", "out of memory after %zu entries", (n)); \
-        (arr)[(n)++] = *(item);                                                          \
+/* Appends one item; the link stage indexes events and flows with uint32_t
+ * (OPM_NONE32 meaning none), so neither may reach 2^32 - 1 entries. */
+#define PUSH(arr, n, cap, item)                                                                   \
+    do {                                                                                          \
+        if ((n) >= OPM_NONE32 - 1)                                                                \
+            return opm_err(err, OPM_EOVERFLOW, "", "%s: more than 2^32 - 2 entries", t->source);  \
+        if (opm_array_grow((void **)&(arr), &(cap), (n) + 1, sizeof *(arr)))                      \
+            return opm_err(err, OPM_ENOMEM, "", "%s: out of memory after %zu entries", t->source, \
+                           (size_t)(n));                                                          \
+        (arr)[(n)++] = *(item);                                                                   \
     } while (0)
 
 int opm_trace_add_event(opm_trace *t, const opm_tev *e, opm_error *err)
@@ -189,8 +194,6 @@ int opm_trace_add_flow(opm_trace *t, const opm_tflow *f, opm_error *err)
 
 int opm_trace_add_args(opm_trace *t, const opm_call_args *a, uint32_t *index, opm_error *err)
 {
-    if (t->n_args >= OPM_NONE32)
-        return opm_err(err, OPM_EOVERFLOW, "", "more than 2^32 argument records");
     PUSH(t->call_args, t->n_args, t->cap_args, a);
     *index = (uint32_t)(t->n_args - 1);
     return 0;

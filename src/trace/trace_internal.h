@@ -175,6 +175,9 @@ int opm_trace_recognize(const opm_trace_op_entry *entry, const opm_trace_call *c
  * class (nccl/rccl → comm, memcpy/memset → memcpy, gemm-like names → gemm,
  * ...). */
 opm_trace_category opm_trace_kernel_category(const char *kernel_name, int ev_class);
+/* Whether `name` contains `needle` (lower-case ASCII), ignoring case: the
+ * one substring test for kernel and op names (recognize.c). */
+int opm_trace_name_has(const char *name, const char *needle);
 
 /* ---- Linking (link.c) ---- */
 

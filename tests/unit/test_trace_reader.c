@@ -286,18 +286,40 @@ Test(trace_reader, times_are_exact_nanoseconds)
         {"0.000000000000000000000000000001e30", 1000},
         {"9223372036854775.807", 9223372036854775807LL}, /* INT64_MAX ns */
     };
+    /* Each text as a ts (dur 0) and, when not negative, as a dur (ts 0):
+     * both must fit, not their sum. */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char json[256];
         snprintf(json, sizeof json,
-                 "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": %s, \"dur\": %s}]",
+                 "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": %s, \"dur\": 0},"
+                 " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 0, \"dur\": %s}]",
                  cases[i].text, cases[i].text[0] == '-' ? "0" : cases[i].text);
         opm_trace *t = rd_ok(json);
-        cr_assert_eq(t->n_ev, 1);
+        cr_assert_eq(t->n_ev, 2);
         cr_assert_eq(t->ev[0].ts_ns, cases[i].ns, "%s: got %lld", cases[i].text, (long long)t->ev[0].ts_ns);
         if (cases[i].text[0] != '-')
-            cr_assert_eq(t->ev[0].dur_ns, cases[i].ns, "dur %s", cases[i].text);
+            cr_assert_eq(t->ev[1].dur_ns, cases[i].ns, "dur %s", cases[i].text);
         opm_trace_free(t);
     }
+}
+
+/* Later stages subtract any two times: an end past int64, or times more
+ * than 2^63 ns apart, are refused with the event's offset, never wrapped. */
+Test(trace_reader, times_whose_differences_overflow_are_refused)
+{
+    const char *end_past = "[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                           "\"ts\": 9223372036854775, \"dur\": 9223372036854775}]";
+    long long at = rd_bad(end_past, "dur: event ends beyond the int64 nanosecond range");
+    cr_assert_eq(at, (long long)strlen(end_past) - 1, "offset of the event's closing brace");
+    rd_bad("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": -9223372036854775, \"dur\": 5},"
+           " {\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"m\", \"ts\": 9223372036854775, \"dur\": 0}]",
+           "ts: events span more than 2^63 ns (292 years)");
+    /* The widest span that fits: the two ends INT64_MAX ns apart. */
+    opm_trace *t = rd_ok("[{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 0, \"dur\": 0},"
+                         " {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                         "\"ts\": 9223372036854775.807, \"dur\": 0}]");
+    cr_assert_eq(t->n_ev, 2);
+    opm_trace_free(t);
 }
 
 Test(trace_reader, time_errors_name_the_field_and_offset)
@@ -438,6 +460,15 @@ Test(trace_reader, device_properties)
     cr_assert_eq(opm_trace_device_count(t), 1);
     cr_assert_eq(t->devices[0].id, 3);
     cr_assert_eq(t->devices[0].num_sms, -1);
+    opm_trace_free(t);
+    /* Entries with no usable name are not devices (detection would try
+     * the empty string) but still take their index as default id; values
+     * that are not objects are skipped. */
+    t = rd_ok("{\"traceEvents\": [], \"deviceProperties\": [{\"id\": \"x\", \"name\": 5}, {\"name\": \"\"},"
+              " 7, [], {\"name\": \"NVIDIA H100 80GB HBM3\"}]}");
+    cr_assert_eq(opm_trace_device_count(t), 1);
+    cr_assert_str_eq(opm_trace_device_name(t, 0), "NVIDIA H100 80GB HBM3");
+    cr_assert_eq(t->devices[0].id, 2);
     opm_trace_free(t);
 }
 
