@@ -1,7 +1,10 @@
 /* cmd_validate.c — `opmodel validate-gemm-latency`: scores GEMM latency
  * models on measured CSVs (contract §4) with the fixed overhead calibrated
- * on a small deterministic split, and prints the contract §5 summary as a
- * table or JSON; optional per-row CSV and calibrated-parameter outputs. */
+ * on a small deterministic split (then the power-capped rows predicted
+ * again with the calibrated overheads, see gemm_latency.c), and prints the
+ * contract §5 summary as a table or JSON, optionally with a
+ * leave-one-hardware-out summary; optional per-row CSV and
+ * calibrated-parameter outputs. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +21,7 @@ static const char help[] =
     "(default extended_roofline), calibrates only the fixed overhead per (hardware, source tag) on a\n"
     "small deterministic set of small and vector_like rows, and reports the error on every other row\n"
     "overall, by hardware and by size class (contract §5).  Rows of unknown hardware are skipped and\n"
-    "counted.\n"
+    "counted.  A row with a clock_mhz value is predicted at that SM clock.\n"
     "\n"
     "  --compare-rooflines            run roofline (calibrated overhead added after), extended_roofline\n"
     "                                 and effective_roofline on the same split; MAPE deltas vs roofline\n"
@@ -26,8 +29,9 @@ static const char help[] =
     "  --ignore-kernel-column         predict every row with automatic kernel selection; by default a\n"
     "                                 row whose kernel column names a cuBLAS sgemm kernel is predicted\n"
     "                                 with that kernel's tile as hints\n"
-    "  --leave-one-hardware-out       also score each hardware with its overhead taken from the\n"
-    "                                 others (median of their calibrated overheads, same source tag)\n"
+    "  --leave-one-hardware-out       also score each hardware with all its rows held out and its\n"
+    "                                 overhead taken from the others (median of their calibrated\n"
+    "                                 overheads, same source tag): per hardware, pooled and by class\n"
     "  --output-csv F                 per-row measured and predicted latency\n"
     "  --output-params F              calibrated overheads and the calibration rows (JSON)\n";
 
@@ -228,8 +232,28 @@ int cmd_validate_gemm_latency(int argc, char **argv)
         base[j] = malloc((ds.n_rows + 1) * sizeof *base[j]);
         if (!base[j]) { rc = cli_usage("out of memory"); break; }
         opm_gemm_validate_opts o = {models[j], calibrate, -1};
-        if (opm_gemm_base_predictions(&ds, models[j], kernel_col, base[j], &err) || opm_gemm_validate(&ds, &o, base[j], &vs[j], &err))
+        if (opm_gemm_base_predictions(&ds, models[j], kernel_col, base[j], &err) ||
+            opm_gemm_validate(&ds, &o, base[j], &vs[j], &err)) {
             rc = cli_fail(&err);
+            break;
+        }
+        if (!calibrate) continue;
+        /* Second pass: power-capped rows again with the calibrated
+         * overheads (the cap credits the overhead's idle time); the
+         * calibration rows are far from the cap, so the overheads stay. */
+        double *first = malloc((ds.n_rows + 1) * sizeof *first);
+        if (!first) { rc = cli_usage("out of memory"); break; }
+        memcpy(first, base[j], ds.n_rows * sizeof *first);
+        if (opm_gemm_repredict_with_overhead(&ds, models[j], kernel_col, vs[j].group_overhead_s, -1, base[j], &err)) {
+            free(first);
+            rc = cli_fail(&err);
+            break;
+        }
+        opm_gemm_validation_free(&vs[j]);
+        if (opm_gemm_validate(&ds, &o, base[j], &vs[j], &err)) rc = cli_fail(&err);
+        /* Leave-one-out starts again from the first pass. */
+        memcpy(base[j], first, ds.n_rows * sizeof *first);
+        free(first);
     }
     if (rc == EXIT_OK) {
         if (json) {
@@ -272,38 +296,23 @@ int cmd_validate_gemm_latency(int argc, char **argv)
         if (logo) {
             /* Each hardware scored with overheads from the others only. */
             if (json) printf(",\n \"leave_one_hardware_out\": [");
-            else printf("leave-one-hardware-out (overhead from the other hardware; held-out rows of that hardware):\n");
-            int first = 1;
-            for (size_t j = 0; j < nv && rc == EXIT_OK; j++)
-                for (size_t h = 0; h < ds.n_hw; h++) {
-                    if (!ds.hw[h]) continue;
-                    opm_gemm_validate_opts o = {models[j], 1, (int)h};
-                    opm_gemm_validation lv;
-                    if (opm_gemm_validate(&ds, &o, base[j], &lv, &err)) { rc = cli_fail(&err); break; }
-                    if (json) {
-                        printf("%s\n  {\"model\": \"%s\", \"hardware\": ", first ? "" : ",", models[j]);
-                        json_str(stdout, ds.hw_names[h]);
-                        printf(", \"overall\": ");
-                        json_stats(stdout, &lv.overall);
-                        printf(", \"by_class\": {");
-                        int fc = 1;
-                        for (int c = 0; c < GC_COUNT; c++) {
-                            if (!lv.by_class[c].n) continue;
-                            printf("%s\"%s\": ", fc ? "" : ", ", opm_gemm_class_names[c]);
-                            json_stats(stdout, &lv.by_class[c]);
-                            fc = 0;
-                        }
-                        printf("}}");
-                    } else {
-                        char label[96];
-                        snprintf(label, sizeof label, "%s/%s", models[j], ds.hw_names[h]);
-                        printf("  %-40s rows %7zu mape %7.2f median %7.2f p90 %7.2f geomean %6.3f\n", label,
-                               lv.overall.n, num(lv.overall.mape), num(lv.overall.median_ape), num(lv.overall.p90_ape),
-                               lv.overall.n ? num(lv.overall.geomean_ratio) : 1.0);
-                    }
-                    first = 0;
-                    opm_gemm_validation_free(&lv);
+            else printf("leave-one-hardware-out: every row of a hardware held out, its fixed overhead the median\n"
+                        "of the other hardware's calibrated overheads of the same source tag\n");
+            for (size_t j = 0; j < nv && rc == EXIT_OK; j++) {
+                opm_gemm_validation lv;
+                if (opm_gemm_leave_one_out(&ds, models[j], kernel_col, base[j], &lv, &err)) {
+                    rc = cli_fail(&err);
+                    break;
                 }
+                if (json) {
+                    printf("%s\n  ", j ? "," : "");
+                    json_summary(stdout, &ds, &lv);
+                    printf("}");
+                } else {
+                    table_summary(&ds, &lv);
+                }
+                opm_gemm_validation_free(&lv);
+            }
             if (json) printf("]");
         }
         if (json) printf("}\n");

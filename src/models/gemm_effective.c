@@ -13,8 +13,15 @@
  * busy SMs × L2 port); R_dram = min(DRAM bandwidth, bytes in flight /
  * latency) — Little's law with every resident CTA keeping `stages` K tiles
  * in flight.  Exposed once: the prologue (one DRAM latency plus one K tile
- * per CTA) and the last stores' L2 latency.  Non-GEMM kinds use the
- * roofline. */
+ * per CTA) and the last stores' L2 latency.  The power cap and the kernel
+ * selection are gemm_tiled.c's.  Non-GEMM kinds use the roofline.
+ *
+ * Diagnostics of the wave class that takes the most time (full waves or
+ * the tail): raw rates (every busy SM at its peak, L2 at its bandwidth or
+ * the busy SMs' ports, DRAM at its bandwidth) against the effective,
+ * concurrency-limited ones; the occupancy class and the exact warps per
+ * scheduler of a busy SM for each wave class; and the tied limiting
+ * resources, the phases within GEMM_TIE_FRAC of the longest. */
 #include <math.h>
 #include "gemm_tiled.h"
 #include "models.h"
@@ -33,7 +40,7 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
     double out_elem = k->split_k > 1 ? 4.0 : pb->c_bytes;
     double miss = e->l2_read > 0 ? mind(1.0, e->dram_read / e->l2_read) : 1.0;
     double lat = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
-    double first_pro = -1;
+    double first_pro = -1, dominant = -1;
     for (int w = 0; w < 2; w++) {
         double nt = w ? e->tail_tiles : e->slots, count = w ? 1 : e->full_waves;
         if (nt <= 0 || count <= 0) continue;
@@ -62,6 +69,21 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
         e->t_latency += count * mem;
         e->t_epilogue += count * issue_epi;
         e->body_s += count * body;
+        e->sm_warps[w] = a * k->warps;
+        if (count * body > dominant) {
+            /* Diagnostics of the wave class that takes the most time. */
+            dominant = count * body;
+            e->dominant_tail = w;
+            double l2_raw = isinf(h->l2_bw) ? HUGE_VAL : mind(h->l2_bw, sms * h->l2_port_sm);
+            const double raw[GEMM_RES_COUNT] = {h->flops_per_s_sm * sms, h->smem_bw_sm * sms, l2_raw, h->hbm_bw};
+            const double eff[GEMM_RES_COUNT] = {r_math * sms, h->smem_bw_sm * sms, r_l2, r_dram};
+            const double ph[GEMM_RES_COUNT] = {t_c, t_s, t_l2, t_d + t_store};
+            for (int r = 0; r < GEMM_RES_COUNT; r++) {
+                e->raw_rate[r] = raw[r];
+                e->eff_rate[r] = eff[r];
+                e->phase_s[r] = ph[r];
+            }
+        }
         /* Latency-limited: the concurrency-limited memory rate, not the
          * bandwidth, made memory the longest phase. */
         if (mem > local && (r_dram < h->hbm_bw * 0.999 || r_l2 < mind(h->l2_bw, sms * h->l2_port_sm) * 0.999))

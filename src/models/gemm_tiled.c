@@ -14,7 +14,12 @@
  * plus, exposed once, the first pipeline fill (DRAM latency + (stages−1)
  * K tiles of loads) and the last stores' L2 latency, then the split-K
  * reduction and the fixed device overhead (device_fixed_overhead_cycles /
- * clock_hz).
+ * clock_hz).  Both models then apply the power cap
+ * (opm_gemm_power_cap): when the description gives tdp_w and an energy per
+ * FLOP for the matrix path, body ≥ dynamic energy / (tdp_w −
+ * static_power_w) − fixed overhead.  On a GPU without a matrix engine for
+ * the dtype, fp16/bf16 GEMMs run fp32 FMAs (fp32 accumulation) at the fp32
+ * vector rate.
  *
  * Constants (all physical, none fitted to the data; see the report and
  * README for their sources):
@@ -36,7 +41,12 @@
  *   WARPS_FOR_PEAK 4 — one warp per scheduler reaches the issue peak;
  *   L2_USABLE 0.5 — fraction of L2 the operands may occupy and still be
  *   read from DRAM only once (the rest holds outputs and conflicts);
- *   SPLITK_GAP_S 2 µs — launch gap of the split-K reduction kernel.
+ *   SPLITK_GAP_S 2 µs — launch gap of the split-K reduction kernel;
+ *   GEMM_TIE_FRAC 0.05 — phases within 5% of the longest are reported as
+ *   tied limiting resources (a reporting threshold, not a model input).
+ * The power cap adds no constant: tdp_w, static_power_w and the energies
+ * per FLOP and per DRAM byte come from the hardware description
+ * (docs/gemm_models.md).
  * The SIMT math efficiency is not a constant: it is the FFMA share of the
  * instruction stream implied by the thread tile (FMAs vs shared-memory
  * loads and per-iteration bookkeeping). */
@@ -63,18 +73,32 @@
 
 const char *const opm_gemm_limit_names[GEMM_LIM_COUNT] = {
     "compute_roof_limited", "smem_bandwidth_limited", "l2_bandwidth_limited",
-    "dram_bandwidth_limited", "epilogue_limited", "fixed_overhead_limited",
+    "dram_bandwidth_limited", "epilogue_limited", "fixed_overhead_limited", "power_limited",
 };
 
 static double cdivd(double a, double b) { return ceil(a / b); }
 static double maxd(double a, double b) { return a > b ? a : b; }
 static double mind(double a, double b) { return a < b ? a : b; }
 
-static const opm_memory_level *level(const opm_hardware *hw, const char *name)
+/* Which of the levels the models use a level is, by name: 's' sram, 'l'
+ * l2, 'h' hbm, 'r' register, 0 any other (one pass, no lookups by name). */
+static char level_kind(const opm_memory_level *l)
 {
-    for (size_t i = 0; i < hw->n_levels; i++)
-        if (strcmp(hw->levels[i].name, name) == 0) return &hw->levels[i];
-    return NULL;
+    const char *n = l->name;
+    return !strcmp(n, "sram") ? 's' : !strcmp(n, "l2") ? 'l' : !strcmp(n, "hbm") ? 'h'
+         : !strcmp(n, "register") ? 'r' : 0;
+}
+
+static void find_levels(const opm_hardware *hw, const opm_memory_level **sram, const opm_memory_level **l2,
+                        const opm_memory_level **hbm)
+{
+    *sram = *l2 = *hbm = NULL;
+    for (size_t i = 0; i < hw->n_levels; i++) {
+        char k = level_kind(&hw->levels[i]);
+        if (k == 's' && !*sram) *sram = &hw->levels[i];
+        else if (k == 'l' && !*l2) *l2 = &hw->levels[i];
+        else if (k == 'h' && !*hbm) *hbm = &hw->levels[i];
+    }
 }
 
 static double cparam(const opm_hardware *hw, int i, double dflt)
@@ -89,21 +113,36 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->num_sms = cparam(hw, CP_NUM_SMS, 1);
     double tpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_TENSOR, dt);
     double peak;
+    opm_dtype simt_dt = dt;
     if (tpeak > 0) {
         h->tensor = 1;
         peak = tpeak * hw->util_tensor;
     } else {
         /* No matrix engine for this dtype (fp32 without tf32 on NVIDIA):
-         * SIMT FMAs at the vector peak, fp32 when the dtype has none. */
-        peak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, dt);
-        if (peak <= 0) peak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+         * SIMT FMAs at the vector peak, fp32 when the dtype has none.
+         * 16-bit floats accumulate in fp32 (cuBLAS GemmEx's and the
+         * frameworks' default compute type), so their SIMT GEMMs convert
+         * the inputs and run fp32 FMAs: the packed half2 rate (P100) is
+         * for fp16 accumulation, which GEMM libraries avoid. */
+        int fp32_math = dt == OPM_FP16 || dt == OPM_BF16;
+        simt_dt = fp32_math ? OPM_FP32 : dt;
+        peak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, simt_dt);
+        if (peak <= 0) {
+            simt_dt = OPM_FP32;
+            peak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+        }
+        if (peak <= 0 && fp32_math) {
+            simt_dt = dt;
+            peak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, dt);
+        }
         peak *= hw->util_vector;
     }
     if (peak <= 0)
         return opm_err(err, OPM_EUNSUPPORTED, "hardware", "%s lists no tensor or vector peak for %s (or fp32)",
                        hw->name, opm_dtype_name(dt));
     h->flops_per_s_sm = peak / h->num_sms;
-    const opm_memory_level *sram = level(hw, "sram"), *l2 = level(hw, "l2"), *hbm = level(hw, "hbm");
+    const opm_memory_level *sram, *l2, *hbm;
+    find_levels(hw, &sram, &l2, &hbm);
     h->smem_bw_sm = sram && sram->bandwidth_bytes_per_s > 0
                         ? sram->bandwidth_bytes_per_s * sram->utilization / h->num_sms
                         : maxd(SMEM_B_PER_CLK * h->clock_hz, h->flops_per_s_sm / SMEM_FEED_FLOP_PER_B);
@@ -132,6 +171,15 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->warp_size = DEF_WARP;
     for (int i = 0; i < 3; i++) h->fma[i] = hw->has_fma && hw->fma_dims[i] > 0 ? hw->fma_dims[i] : 1;
     h->fixed_s = hw->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES] / h->clock_hz;
+    double flop_j = h->tensor ? opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt)
+                              : opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, simt_dt);
+    if (flop_j <= 0 && !h->tensor) flop_j = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+    double budget = opm_hardware_tdp_w(hw) - opm_hardware_static_power_w(hw);
+    if (flop_j > 0 && budget > 0) {
+        h->power_w = budget;
+        h->flop_j = flop_j;
+        h->dram_j_per_byte = hbm->energy_j_per_byte;
+    }
     return 0;
 }
 
@@ -219,6 +267,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     e->wave_eff = e->tiles / (e->waves * e->slots);
     e->tile_eff = pb->m * pb->n * pb->k /
                   (e->tiles_m * k->tm * e->tiles_n * k->tn * e->kiters * k->tk * split);
+    e->exec_flops = e->tiles * e->kiters * 2.0 * k->tm * k->tn * k->tk;
 
     /* L2 → SMEM: each A row panel is read once per tile column and each B
      * column panel once per tile row (edge tiles load only what exists). */
@@ -307,6 +356,27 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
     }
 }
 
+/* The power cap.  A board may not draw more than tdp_w on average; its
+ * clock controller lowers the SM clock until it does.  The kernel's
+ * dynamic energy E = executed FLOPs × flop_j + DRAM bytes × dram_j_per_byte
+ * is fixed by the work, and back-to-back calls (which measured latencies
+ * average over) keep the controller in steady state, so over one call of
+ * body + fixed overhead the board may spend (tdp_w − static_power_w) ×
+ * (body + overhead): the fixed overhead is launch time in which the SMs
+ * idle.  Hence body ≥ E / budget − overhead.  Only the SM clock drops, so
+ * the whole body stretches; a DRAM-bound kernel draws too little power to
+ * be capped. */
+void opm_gemm_power_cap(const gemm_hw *h, gemm_eval *e)
+{
+    if (!(h->power_w > 0)) return;
+    double energy = e->exec_flops * h->flop_j + (e->dram_read + e->dram_write) * h->dram_j_per_byte;
+    e->t_power = maxd(0, energy / h->power_w - h->fixed_s);
+    if (e->t_power > e->body_s) {
+        e->body_s = e->t_power;
+        e->power_limited = 1;
+    }
+}
+
 /* ---- kernel catalog ---- */
 
 typedef struct cat_entry {
@@ -386,9 +456,9 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k)
         if (key[0] != 'c' && key[0] != 'w' && key[0] != 'm' && key[0] != 'p' && key[0] != 'r' && key[0] != 's')
             continue;
         for (int j = 0; j < H_COUNT; j++)
-            if (strcmp(key, hint_keys[j]) == 0) {
+            if (key[1] == hint_keys[j][1] && strcmp(key, hint_keys[j]) == 0) {
                 has[j] = any = 1;
-                v[j] = opm_op_get_int(op, key, 0);
+                v[j] = opm_op_attr_int_at(op, i, 0);
                 break;
             }
     }
@@ -451,6 +521,7 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
             e.occ_limit = "oversubscribed";
         }
         wave(pb, h, &e);
+        opm_gemm_power_cap(h, &e);
         *best = e;
         /* A hinted tile without a split_k hint: split-K is chosen as for
          * the catalog (kernels that may run a split-K reduction). */
@@ -460,6 +531,7 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
                 k.split_k = s;
                 if (!opm_gemm_setup(pb, h, &k, &e) || e.tiles / s >= e.slots) break;
                 wave(pb, h, &e);
+                opm_gemm_power_cap(h, &e);
                 if (e.body_s < best->body_s) *best = e;
             }
         return 0;
@@ -477,6 +549,7 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
             if (!opm_gemm_setup(pb, h, &k, &e)) break;
             if (s > 1 && e.tiles / s >= e.slots) break;
             wave(pb, h, &e);
+            opm_gemm_power_cap(h, &e);
             if (!found || e.body_s < best->body_s) *best = e;
             found = 1;
         }
@@ -538,7 +611,179 @@ static void eval_add(gemm_eval *e, const gemm_eval *o)
     e->t_epilogue += o->t_epilogue;
     e->t_reduce += o->t_reduce;
     e->body_s += o->body_s;
+    e->exec_flops += o->exec_flops;
+    e->t_power += o->t_power;
     e->exposed_latency |= o->exposed_latency;
+    e->power_limited |= o->power_limited;
+}
+
+/* ---- diagnostics: at most 2 + 9 + 10 + 3 = OPM_MAX_DIAGS (24) ---- */
+
+/* The kernel and its occupancy (both models). */
+static void put_kernel_diags(opm_profile *p, const gemm_eval *e)
+{
+    char name[64];
+    opm_gemm_kernel_name(&e->kern, name, sizeof name);
+    opm_diag_text(p, "kernel", name);
+    size_t pos = 0;
+    put_int(name, sizeof name, &pos, e->kern.tm);
+    put_str(name, sizeof name, &pos, "x");
+    put_int(name, sizeof name, &pos, e->kern.tn);
+    put_str(name, sizeof name, &pos, "x");
+    put_int(name, sizeof name, &pos, e->kern.tk);
+    opm_diag_text(p, "tile", name);
+    opm_diag_num(p, "split_k", e->kern.split_k);
+    opm_diag_num(p, "pipeline_stages", e->kern.stages);
+    opm_diag_num(p, "warps_per_cta", e->kern.warps);
+    opm_diag_num(p, "ctas_per_sm", e->ctas_per_sm);
+    opm_diag_text(p, "occupancy_limit", e->occ_limit ? e->occ_limit : "ctas");
+    opm_diag_num(p, "tiles", e->tiles);
+    opm_diag_num(p, "waves", e->waves);
+}
+
+/* extended_roofline: efficiencies, L2 hits and the summed resource and
+ * phase times. */
+static void put_extended_diags(opm_profile *p, const gemm_eval *e)
+{
+    opm_diag_num(p, "wave_efficiency", e->wave_eff);
+    opm_diag_num(p, "tile_efficiency", e->tile_eff);
+    opm_diag_num(p, "l2_hit_ratio", e->l2_read > 0 ? 1 - mind(1, e->dram_read / e->l2_read) : 0);
+    opm_diag_num(p, "compute_time_s", e->t_compute);
+    opm_diag_num(p, "smem_time_s", e->t_smem);
+    opm_diag_num(p, "l2_time_s", e->t_l2);
+    opm_diag_num(p, "dram_time_s", e->t_dram);
+    opm_diag_num(p, "prologue_s", e->t_prologue);
+    opm_diag_num(p, "epilogue_s", e->t_epilogue + e->t_reduce);
+    if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
+}
+
+/* Writes v with three significant digits and an SI prefix ("11.6T",
+ * "950G", "1.56T") at out, at most 6 characters; returns the length.
+ * Hand-rolled, as printf's floating-point formatting would dominate a
+ * prediction. */
+static size_t fmt_rate(char *out, double v)
+{
+    static const char prefix[] = " kMGTPE";
+    if (!(v >= 0 && v < 999.5e18)) {
+        memcpy(out, "inf", 3);
+        return 3;
+    }
+    int p = 0;
+    while (v >= 999.5 && p < 6) v *= 1e-3, p++;
+    size_t n = 0;
+    if (v < 9.995) {
+        int x = (int)(v * 100 + 0.5);
+        out[n++] = (char)('0' + x / 100);
+        out[n++] = '.';
+        out[n++] = (char)('0' + x / 10 % 10);
+        out[n++] = (char)('0' + x % 10);
+    } else if (v < 99.95) {
+        int x = (int)(v * 10 + 0.5);
+        out[n++] = (char)('0' + x / 100);
+        out[n++] = (char)('0' + x / 10 % 10);
+        out[n++] = '.';
+        out[n++] = (char)('0' + x % 10);
+    } else {
+        int x = (int)(v + 0.5);
+        out[n++] = (char)('0' + x / 100);
+        out[n++] = (char)('0' + x / 10 % 10);
+        out[n++] = (char)('0' + x % 10);
+    }
+    if (p) out[n++] = prefix[p];
+    return n;
+}
+
+/* "math R l2 R dram R": the resources whose rate concurrency limits (the
+ * model gives shared memory no concurrency limit, so its raw and effective
+ * rates are equal and left out); fits 64 bytes. */
+static void put_rates(char *buf, const double r[GEMM_RES_COUNT])
+{
+    size_t n = 5;
+    memcpy(buf, "math ", 5);
+    n += fmt_rate(buf + n, r[GEMM_RES_MATH]);
+    memcpy(buf + n, " l2 ", 4);
+    n += 4;
+    n += fmt_rate(buf + n, r[GEMM_RES_L2]);
+    memcpy(buf + n, " dram ", 6);
+    n += 6;
+    n += fmt_rate(buf + n, r[GEMM_RES_DRAM]);
+    buf[n] = '\0';
+}
+
+/* "w0,w1,w2,w3": the resident warps of each scheduler (SMSP) of a busy
+ * SM, warps being dealt to the schedulers in turn. */
+static void put_smsp(char *buf, size_t cap, size_t *pos, double warps)
+{
+    int w = (int)warps, n = (int)WARPS_FOR_PEAK;
+    for (int i = 0; i < n; i++) {
+        if (i) put_str(buf, cap, pos, ",");
+        put_int(buf, cap, pos, w / n + (i < w % n));
+    }
+}
+
+/* The occupancy class of a busy SM from its resident warps per scheduler:
+ * "latency_hiding" (two or more, so one warp's stall is covered by
+ * another's issue), "one_warp_per_scheduler" (every scheduler busy but
+ * exposed to its warp's latencies), "idle_schedulers" (fewer warps than
+ * schedulers: part of the SM cannot issue at all). */
+static const char *occupancy_class(double lo)
+{
+    /* lo: warps on the idlest scheduler. */
+    return lo >= 2 ? "latency_hiding" : lo >= 1 ? "one_warp_per_scheduler" : "idle_schedulers";
+}
+
+/* effective_roofline: raw vs effective rates, occupancy class, exact
+ * scheduler warp distribution, tied limiting resources, phases. */
+static void put_effective_diags(opm_profile *p, const gemm_eval *e)
+{
+    static const char *const lim[GEMM_RES_COUNT] = {"compute", "smem", "l2", "dram"};
+    char buf[64];
+    put_rates(buf, e->raw_rate);
+    opm_diag_text(p, "raw_rates_per_s", buf);
+    put_rates(buf, e->eff_rate);
+    opm_diag_text(p, "effective_rates_per_s", buf);
+    opm_diag_text(p, "occupancy_class", occupancy_class(floor(e->sm_warps[e->dominant_tail] / WARPS_FOR_PEAK)));
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int w = 0; w < 2; w++) {
+        if (e->sm_warps[w] <= 0) continue;
+        if (pos) put_str(buf, sizeof buf, &pos, "; ");
+        put_str(buf, sizeof buf, &pos, w ? "tail " : "full ");
+        put_smsp(buf, sizeof buf, &pos, e->sm_warps[w]);
+    }
+    opm_diag_text(p, "smsp_warps", pos ? buf : "none");
+    double top = 0;
+    for (int r = 0; r < GEMM_RES_COUNT; r++) top = maxd(top, e->phase_s[r]);
+    pos = 0;
+    buf[0] = '\0';
+    for (int r = 0; r < GEMM_RES_COUNT; r++)
+        if (top > 0 && e->phase_s[r] >= top * (1 - GEMM_TIE_FRAC)) {
+            if (pos) put_str(buf, sizeof buf, &pos, ",");
+            put_str(buf, sizeof buf, &pos, lim[r]);
+        }
+    opm_diag_text(p, "tied_limits", pos ? buf : "none");
+    opm_diag_num(p, "tile_efficiency", e->tile_eff);
+    opm_diag_num(p, "wave_efficiency", e->wave_eff);
+    opm_diag_num(p, "prologue_s", e->t_prologue);
+    opm_diag_num(p, "epilogue_s", e->t_epilogue + e->t_reduce);
+    if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
+}
+
+static void put_findings(opm_profile *p, const gemm_eval *e)
+{
+    char findings[64] = "";
+    size_t fl = 0;
+    const char *f[5] = {e->waves >= 1 && e->wave_eff < 0.75 ? "wave_quantization" : NULL,
+                        e->tile_eff < 0.8 ? "edge_tile_waste" : NULL,
+                        e->exposed_latency ? "exposed_latency" : NULL,
+                        e->ctas_per_sm * e->kern.warps < 2 * WARPS_FOR_PEAK ? "low_occupancy" : NULL,
+                        e->power_limited ? "power_capped" : NULL};
+    for (int i = 0; i < 5; i++)
+        if (f[i] && fl + strlen(f[i]) + 2 < sizeof findings) {
+            if (fl) put_str(findings, sizeof findings, &fl, ",");
+            put_str(findings, sizeof findings, &fl, f[i]);
+        }
+    opm_diag_text(p, "findings", fl ? findings : "none");
 }
 
 int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
@@ -608,13 +853,14 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     double dram_bytes = e.dram_read + e.dram_write;
     for (size_t i = 0; i < hw->n_levels && p->level_count < OPM_MAX_LEVELS; i++) {
         const opm_memory_level *l = &hw->levels[i];
-        if (strcmp(l->name, "register") == 0) continue;
+        char lk = level_kind(l);
+        if (lk == 'r') continue;
         opm_level_access *a = &p->levels[p->level_count++];
         memcpy(a->name, l->name, sizeof a->name);
         double rd, wr, t;
-        if (strcmp(l->name, "hbm") == 0) { rd = e.dram_read; wr = e.dram_write; t = e.t_dram; }
-        else if (strcmp(l->name, "l2") == 0) { rd = e.l2_read; wr = e.l2_write; t = e.t_l2; }
-        else if (strcmp(l->name, "sram") == 0) { rd = e.smem_bytes; wr = e.l2_read; t = e.t_smem; }
+        if (lk == 'h') { rd = e.dram_read; wr = e.dram_write; t = e.t_dram; }
+        else if (lk == 'l') { rd = e.l2_read; wr = e.l2_write; t = e.t_l2; }
+        else if (lk == 's') { rd = e.smem_bytes; wr = e.l2_read; t = e.t_smem; }
         else { rd = (double)c.read_bytes; wr = (double)c.write_bytes; t = 0; }
         a->read_bytes = (uint64_t)rd;
         a->write_bytes = (uint64_t)wr;
@@ -628,7 +874,8 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
 
     /* The limiting resource: the largest of the summed terms. */
     double terms[GEMM_LIM_COUNT] = {e.t_compute, e.t_smem, e.t_l2, e.t_dram,
-                                    e.t_epilogue + e.t_prologue + e.t_reduce, h.fixed_s};
+                                    e.t_epilogue + e.t_prologue + e.t_reduce, h.fixed_s,
+                                    e.power_limited ? e.t_power : 0};
     if (e.exposed_latency) {
         double miss = e.l2_read > 0 ? e.dram_read / e.l2_read : 1;
         double *t = miss > 0.5 ? &terms[GEMM_LIM_DRAM] : &terms[GEMM_LIM_L2];
@@ -638,51 +885,17 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     for (int i = 1; i < GEMM_LIM_COUNT; i++)
         if (terms[i] > terms[lim]) lim = i;
     e.limit = lim;
-    p->bound = lim == GEMM_LIM_FIXED ? OPM_BOUND_OVERHEAD : lim == GEMM_LIM_COMPUTE ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
-
-    char name[64];
-    opm_gemm_kernel_name(&e.kern, name, sizeof name);
+    p->bound = lim == GEMM_LIM_FIXED ? OPM_BOUND_OVERHEAD
+             : lim == GEMM_LIM_COMPUTE || lim == GEMM_LIM_POWER ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
     if (p->bound == OPM_BOUND_MEMORY)
         opm_diag_text(p, "limiting_level", lim == GEMM_LIM_SMEM ? "sram" : lim == GEMM_LIM_L2 ? "l2" : "hbm");
     opm_diag_text(p, "limiting_resource", opm_gemm_limit_names[lim]);
-    opm_diag_text(p, "kernel", name);
-    size_t pos = 0;
-    put_int(name, sizeof name, &pos, e.kern.tm);
-    put_str(name, sizeof name, &pos, "x");
-    put_int(name, sizeof name, &pos, e.kern.tn);
-    put_str(name, sizeof name, &pos, "x");
-    put_int(name, sizeof name, &pos, e.kern.tk);
-    opm_diag_text(p, "tile", name);
-    opm_diag_num(p, "split_k", e.kern.split_k);
-    opm_diag_num(p, "pipeline_stages", e.kern.stages);
-    opm_diag_num(p, "warps_per_cta", e.kern.warps);
-    opm_diag_num(p, "ctas_per_sm", e.ctas_per_sm);
-    opm_diag_text(p, "occupancy_limit", e.occ_limit ? e.occ_limit : "ctas");
-    opm_diag_num(p, "tiles", e.tiles);
-    opm_diag_num(p, "waves", e.waves);
-    opm_diag_num(p, "wave_efficiency", e.wave_eff);
-    opm_diag_num(p, "tile_efficiency", e.tile_eff);
-    opm_diag_num(p, "l2_hit_ratio", e.l2_read > 0 ? 1 - mind(1, e.dram_read / e.l2_read) : 0);
-    opm_diag_num(p, "compute_time_s", e.t_compute);
-    opm_diag_num(p, "smem_time_s", e.t_smem);
-    opm_diag_num(p, "l2_time_s", e.t_l2);
-    opm_diag_num(p, "dram_time_s", e.t_dram);
-    opm_diag_num(p, "prologue_s", e.t_prologue);
-    opm_diag_num(p, "epilogue_s", e.t_epilogue + e.t_reduce);
+    put_kernel_diags(p, &e);
+    if (wave != wave_extended) put_effective_diags(p, &e);
+    else put_extended_diags(p, &e);
     opm_diag_num(p, "overhead_s", h.fixed_s);
     opm_diag_num(p, "achieved_flops_per_s", p->latency_s > 0 ? (double)p->flops / p->latency_s : 0);
-    char findings[64] = "";
-    size_t fl = 0;
-    const char *f[4] = {e.waves >= 1 && e.wave_eff < 0.75 ? "wave_quantization" : NULL,
-                        e.tile_eff < 0.8 ? "edge_tile_waste" : NULL,
-                        e.exposed_latency ? "exposed_latency" : NULL,
-                        e.ctas_per_sm * e.kern.warps < 2 * WARPS_FOR_PEAK ? "low_occupancy" : NULL};
-    for (int i = 0; i < 4; i++)
-        if (f[i] && fl + strlen(f[i]) + 2 < sizeof findings) {
-            if (fl) put_str(findings, sizeof findings, &fl, ",");
-            put_str(findings, sizeof findings, &fl, f[i]);
-        }
-    opm_diag_text(p, "findings", fl ? findings : "none");
+    put_findings(p, &e);
     return 0;
 }
 

@@ -32,6 +32,10 @@ typedef struct gemm_hw {
     double max_ctas, max_warps, regs_per_sm, smem_per_sm, warp_size;
     int fma[3];
     double fixed_s;              /* device_fixed_overhead_cycles / clock */
+    /* Power cap: dynamic power budget tdp_w − static_power_w (0: no cap,
+     * when the description lacks tdp_w or the energy per FLOP of the
+     * matrix path), energy per executed matrix FLOP and per DRAM byte. */
+    double power_w, flop_j, dram_j_per_byte;
 } gemm_hw;
 
 /* A kernel configuration (a catalog entry, or the hints of one op). */
@@ -46,7 +50,9 @@ typedef struct gemm_kernel {
 } gemm_kernel;
 
 enum { GEMM_LIM_COMPUTE, GEMM_LIM_SMEM, GEMM_LIM_L2, GEMM_LIM_DRAM, GEMM_LIM_EPILOGUE, GEMM_LIM_FIXED,
-       GEMM_LIM_COUNT };
+       GEMM_LIM_POWER, GEMM_LIM_COUNT };
+/* Resources of one wave's phases (effective_roofline diagnostics). */
+enum { GEMM_RES_MATH, GEMM_RES_SMEM, GEMM_RES_L2, GEMM_RES_DRAM, GEMM_RES_COUNT };
 extern const char *const opm_gemm_limit_names[GEMM_LIM_COUNT];
 
 /* What evaluating one kernel on one problem gives. Times in seconds. */
@@ -63,8 +69,19 @@ typedef struct gemm_eval {
     double t_compute, t_smem, t_l2, t_dram, t_latency;  /* summed over waves */
     double t_prologue, t_epilogue, t_reduce;
     double body_s;                       /* latency without the fixed overhead */
+    double exec_flops;                   /* FLOPs the math units execute (whole padded tiles) */
+    double t_power;                      /* least time the power cap allows (0: no cap) */
     int limit;                           /* GEMM_LIM_* */
     int exposed_latency;                 /* latency term was the longest body term */
+    int power_limited;                   /* the power cap set body_s */
+    /* effective_roofline, for the wave class that takes the most time: the
+     * rates with every SM at its peak (raw) and as concurrency allows
+     * (effective), FLOP/s or bytes/s by GEMM_RES_*; its phase times; and
+     * the warps resident on a busy SM in full waves (index 0) and in the
+     * tail (index 1), 0 where that wave class does not occur. */
+    double raw_rate[GEMM_RES_COUNT], eff_rate[GEMM_RES_COUNT], phase_s[GEMM_RES_COUNT];
+    double sm_warps[2];
+    int dominant_tail;                   /* the dominant wave class is the tail */
 } gemm_eval;
 
 /* Constants both wave models use (sources in gemm_tiled.c's comment). */
@@ -73,6 +90,9 @@ typedef struct gemm_eval {
 /* Bookkeeping instructions per K iteration of a SIMT CTA (barrier, loop
  * branch, two pointer increments): part of the FFMA-share derivation. */
 #define SIMT_ITER_OVERHEAD_INSTR 4.0
+/* Phase times within this fraction of the longest are reported as tied
+ * limiting resources. */
+#define GEMM_TIE_FRAC 0.05
 
 /* Share of a SIMT warp's instructions that are FFMAs for kernel k. */
 double opm_gemm_ffma_share(const gemm_kernel *k, double warp_size);
@@ -87,6 +107,8 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
 /* Tiling, occupancy and traffic of kernel k on pb; 0 if it cannot run
  * (no CTA fits on an SM). */
 int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e);
+/* Applies the power cap to e->body_s (see gemm_tiled.c). */
+void opm_gemm_power_cap(const gemm_hw *h, gemm_eval *e);
 /* Hinted kernel when the op has any hint (returns 1), else 0. */
 int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k);
 /* Best kernel for pb under `wave`: the hinted one, or the lowest body_s of

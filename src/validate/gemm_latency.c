@@ -16,9 +16,19 @@
  * (at most half of them) are used.  A group without such rows borrows the
  * median overhead of, in order: groups of the same source family
  * ("deepbench") on the same hardware; the same tag on other hardware; the
- * same family on other hardware; else the hardware file's value.  The overhead is the median of measured − predicted over
- * those rows (robust to a stray row), bounded below by 0.  Every other row
- * is held out and scored. */
+ * same family on other hardware; else the hardware file's value.  The
+ * overhead is the median of measured − predicted over those rows (robust
+ * to a stray row), bounded below by 0.  Every other row is held out and
+ * scored.
+ *
+ * The models' power cap credits a call's fixed overhead as idle time, so
+ * once the overheads are known the rows a cap may limit are predicted again
+ * on their hardware carrying their group's overhead
+ * (opm_gemm_repredict_with_overhead); calibration rows are far below any
+ * cap, so the overheads do not move.  A row's clock_mhz, when given, sets
+ * the SM clock it is predicted at (opm_hardware_with_clock).  Leave-one-
+ * hardware-out holds each hardware out in turn, all its rows scored with
+ * overheads borrowed from the others. */
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -27,6 +37,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "../core/internal.h"
+#include "../hardware/hw_internal.h"
 #include "gemm_latency.h"
 
 #define CAL_PER_GROUP 8
@@ -151,9 +162,9 @@ static int hw_index(opm_gemm_dataset *ds, const char *name)
 }
 
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_SOURCE, COL_KERNEL,
-       NCOL };
+       COL_CLOCK, NCOL };
 static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
-                                            "transpose_b", "bias", "latency_us", "source", "kernel"};
+                                            "transpose_b", "bias", "latency_us", "source", "kernel", "clock_mhz"};
 
 /* cuBLAS SIMT sgemm names give the tile as <cuBLAS m>x<cuBLAS n>; cuBLAS is
  * column-major, so its m tiles our n (data/README.md checks this against
@@ -240,6 +251,11 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         double lat = strtod(fld[col[COL_LAT]], &end);
         bad |= end == fld[col[COL_LAT]] || *end || !(lat > 0);
         bad |= opm_dtype_parse(fld[col[COL_DTYPE]], &r.dtype) != 0;
+        if (col[COL_CLOCK] >= 0 && col[COL_CLOCK] < nf && fld[col[COL_CLOCK]][0]) {
+            double mhz = strtod(fld[col[COL_CLOCK]], &end);
+            bad |= *end || !(mhz > 0) || !isfinite(mhz);
+            r.clock_hz = mhz * 1e6;
+        }
         if (!bad) bad |= v[0] < 1 || v[1] < 1 || v[2] < 1 || v[3] < 1;
         if (bad) { ds->rows_bad++; continue; }
         r.batch = v[0]; r.m = v[1]; r.n = v[2]; r.k = v[3];
@@ -342,21 +358,96 @@ static opm_op *row_op(const opm_gemm_row *r, int hints, opm_error *err)
     return op;
 }
 
-int opm_gemm_base_predictions(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, double *base,
-                              opm_error *err)
+/* The hardware a row is predicted on: its hardware at the row's clock
+ * and, when the caller gives per-group overheads, with its group's
+ * overhead as device_fixed_overhead_cycles.  Made once per (hardware,
+ * clock, group) and kept in a small list. */
+typedef struct row_hw {
+    int hw, group;               /* group -1: the hardware's own overhead */
+    double clock_hz;             /* 0: the hardware's clock */
+    opm_hardware *h;             /* NULL: that clock is not valid for it */
+} row_hw;
+
+static int hw_for_row(const opm_gemm_dataset *ds, const opm_gemm_row *r, const double *group_overhead_s,
+                      row_hw **cache, size_t *n, const opm_hardware **out)
+{
+    int group = group_overhead_s ? r->group : -1;
+    *out = ds->hw[r->hw];
+    if (group < 0 && !(r->clock_hz > 0)) return 0;
+    for (size_t i = 0; i < *n; i++)
+        if ((*cache)[i].hw == r->hw && (*cache)[i].group == group && (*cache)[i].clock_hz == r->clock_hz) {
+            *out = (*cache)[i].h;
+            return 0;
+        }
+    row_hw *t = realloc(*cache, (*n + 1) * sizeof *t);
+    if (!t) return -1;
+    *cache = t;
+    opm_error e;
+    opm_error_clear(&e);
+    opm_hardware *h = r->clock_hz > 0 ? opm_hardware_with_clock(ds->hw[r->hw], r->clock_hz, &e)
+                                      : opm_hardware_clone(ds->hw[r->hw], &e);
+    if (h && group >= 0) {
+        h->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES] = group_overhead_s[group] * h->cparam[CP_CLOCK_HZ];
+        h->cparam_set |= 1u << CP_DEVICE_FIXED_OVERHEAD_CYCLES;
+    }
+    t[*n] = (row_hw){r->hw, group, r->clock_hz, h};
+    *out = t[(*n)++].h;
+    /* An invalid clock fails the rows that ask for it; no memory fails all. */
+    return !h && e.code == OPM_ENOMEM ? -1 : 0;
+}
+
+/* Whether the power cap may bind for a row: its hardware has a power
+ * budget and an energy per FLOP for the row's matrix path. */
+static int may_cap(const opm_hardware *hw, opm_dtype dt)
+{
+    if (!(opm_hardware_tdp_w(hw) > opm_hardware_static_power_w(hw))) return 0;
+    return opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt) > 0 ||
+           opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, dt) > 0 ||
+           opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32) > 0;
+}
+
+/* Predicts the rows of hardware only_hw (-1: all); with group_overhead_s,
+ * only those the power cap may limit, on hardware carrying the overhead. */
+static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
+                        const double *group_overhead_s, int only_hw, double *base, opm_error *err)
 {
     const opm_model *m = opm_model_find(model);
     if (!m) return opm_err(err, OPM_ENOTFOUND, "--model", "no model named '%s' (see `opmodel models`)", model);
     opm_profile p;
+    row_hw *cache = NULL;
+    size_t n_cache = 0;
+    int rc = 0;
     for (size_t i = 0; i < ds->n_rows; i++) {
         const opm_gemm_row *r = &ds->rows[i];
+        if (only_hw >= 0 && r->hw != only_hw) continue;
+        if (group_overhead_s && !may_cap(ds->hw[r->hw], r->dtype)) continue;
         base[i] = NAN;
+        const opm_hardware *hw;
+        if (hw_for_row(ds, r, group_overhead_s, &cache, &n_cache, &hw)) {
+            rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+            break;
+        }
+        if (!hw) continue;
         opm_op *op = row_op(r, use_kernel_column, NULL);
         if (!op) continue;
-        if (m->predict(op, ds->hw[r->hw], &p, NULL) == 0) base[i] = p.latency_s - p.overhead_s;
+        if (m->predict(op, hw, &p, NULL) == 0) base[i] = p.latency_s - p.overhead_s;
         opm_op_free(op);
     }
-    return 0;
+    for (size_t i = 0; i < n_cache; i++) opm_hardware_free(cache[i].h);
+    free(cache);
+    return rc;
+}
+
+int opm_gemm_base_predictions(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, double *base,
+                              opm_error *err)
+{
+    return predict_rows(ds, model, use_kernel_column, NULL, -1, base, err);
+}
+
+int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
+                                     const double *group_overhead_s, int only_hw, double *base, opm_error *err)
+{
+    return predict_rows(ds, model, use_kernel_column, group_overhead_s, only_hw, base, err);
 }
 
 /* ---- calibration split ---- */
@@ -541,4 +632,74 @@ void opm_gemm_validation_free(opm_gemm_validation *v)
     free(v->pred_s);
     free(v->is_cal);
     memset(v, 0, sizeof *v);
+}
+
+/* ---- leave one hardware out ---- */
+
+/* Holds hardware h out: its rows re-predicted with the overheads it
+ * borrows (the power cap credits the overhead's idle time), scored into
+ * v->pred_s and v->by_hw[h]; sel marks its scored rows. */
+static int hold_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base, int h,
+                    opm_gemm_validation *v, double *work, double *scratch, unsigned char *sel, opm_error *err)
+{
+    size_t n = ds->n_rows;
+    opm_gemm_validate_opts o = {model, 1, h};
+    opm_gemm_validation lv;
+    int rc = opm_gemm_validate(ds, &o, base, &lv, err);
+    if (rc) return rc;
+    memcpy(work, base, n * sizeof *work);
+    rc = opm_gemm_repredict_with_overhead(ds, model, use_kernel_column, lv.group_overhead_s, h, work, err);
+    if (!rc) {
+        for (size_t g = 0; g < ds->n_groups; g++)
+            if (ds->group_hw[g] == h) v->group_overhead_s[g] = lv.group_overhead_s[g];
+        unsigned char *mine = calloc(n + 1, 1);
+        if (!mine) rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        for (size_t i = 0; !rc && i < n; i++) {
+            if (ds->rows[i].hw != h) continue;
+            v->pred_s[i] = work[i] + lv.group_overhead_s[ds->rows[i].group];
+            sel[i] = mine[i] = !isnan(work[i]);
+            v->rows_failed += isnan(work[i]);
+        }
+        if (!rc) stats(ds, v->pred_s, mine, scratch, &v->by_hw[h]);
+        free(mine);
+    }
+    opm_gemm_validation_free(&lv);
+    return rc;
+}
+
+int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base,
+                           opm_gemm_validation *v, opm_error *err)
+{
+    memset(v, 0, sizeof *v);
+    v->model = model;
+    size_t n = ds->n_rows;
+    v->by_hw = calloc(ds->n_hw + 1, sizeof *v->by_hw);
+    v->group_overhead_s = calloc(ds->n_groups + 1, sizeof *v->group_overhead_s);
+    v->group_cal_rows = calloc(ds->n_groups + 1, sizeof *v->group_cal_rows);
+    v->pred_s = malloc((n + 1) * sizeof *v->pred_s);
+    v->is_cal = calloc(n + 1, 1);
+    double *scratch = malloc((n + 1) * sizeof *scratch);
+    double *work = malloc((n + 1) * sizeof *work);
+    unsigned char *sel = calloc(n + 1, 1), *sub = malloc(n + 1);
+    int rc = 0;
+    if (!v->by_hw || !v->group_overhead_s || !v->group_cal_rows || !v->pred_s || !v->is_cal || !scratch || !work ||
+        !sel || !sub)
+        rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; !rc && i < n; i++) v->pred_s[i] = NAN;
+    for (size_t h = 0; !rc && h < ds->n_hw; h++)
+        if (ds->hw[h]) rc = hold_out(ds, model, use_kernel_column, base, (int)h, v, work, scratch, sel, err);
+    if (!rc) {
+        stats(ds, v->pred_s, sel, scratch, &v->overall);
+        v->rows = v->overall.n;
+        for (int c = 0; c < GC_COUNT; c++) {
+            for (size_t i = 0; i < n; i++) sub[i] = sel[i] && ds->rows[i].cls == c;
+            stats(ds, v->pred_s, sub, scratch, &v->by_class[c]);
+        }
+    }
+    free(scratch);
+    free(work);
+    free(sel);
+    free(sub);
+    if (rc) opm_gemm_validation_free(v);
+    return rc;
 }

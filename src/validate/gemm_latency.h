@@ -1,8 +1,9 @@
 /* gemm_latency.h — validation of GEMM latency models against measured
  * GEMM latency CSVs (contract §4): loading a data directory, size classes
  * (contract §5), calibrating only the fixed overhead on a small
- * deterministic set of small / vector_like rows, and held-out error
- * statistics.  Computes only; the CLI (src/cli/cmd_validate.c) prints.
+ * deterministic set of small / vector_like rows, held-out error statistics
+ * and leave-one-hardware-out.  Computes only; the CLI
+ * (src/cli/cmd_validate.c) prints.
  *
  * Ownership: a dataset and a validation result own their arrays and are
  * released with their _free functions. */
@@ -31,6 +32,9 @@ typedef struct opm_gemm_row {
      * split-K reduction ran.  kern_tm = 0 when unknown. */
     int16_t kern_tm, kern_tn, kern_tk, kern_warps, kern_wm, kern_wn;
     unsigned char kern_splitk;
+    /* The clock_mhz column in Hz, 0 when empty: the row is predicted on
+     * the hardware at that SM clock (opm_hardware_with_clock). */
+    double clock_hz;
 } opm_gemm_row;
 
 typedef struct opm_gemm_dataset {
@@ -82,7 +86,9 @@ typedef struct opm_gemm_validate_opts {
 } opm_gemm_validate_opts;
 
 /* Base latencies (without the model's own fixed overhead) for every row,
- * NaN where the model fails; `base` has ds->n_rows entries.  With
+ * NaN where the model fails; `base` has ds->n_rows entries.  A row with a
+ * clock is predicted on its hardware at that clock (NaN when the clock is
+ * above the hardware's sm_max_clock_hz).  With
  * use_kernel_column, rows whose kernel column names a known kernel are
  * predicted with that kernel's tile as hints; split-K is left to the model
  * even when no separate reduction kernel ran (the NeuSight data show
@@ -90,6 +96,14 @@ typedef struct opm_gemm_validate_opts {
  * splitting K inside the kernel). */
 int opm_gemm_base_predictions(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, double *base,
                               opm_error *err);
+/* Re-predicts, into base, the rows of hardware only_hw (-1: all) that a
+ * power cap may limit (their hardware has tdp_w and an energy per FLOP),
+ * each on its hardware carrying its group's overhead group_overhead_s[g]
+ * as device_fixed_overhead_cycles: the models' power cap credits a call's
+ * fixed overhead as idle time, so a capped kernel's body depends on it.
+ * Base values stay latency − overhead; other rows are left as they are. */
+int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
+                                     const double *group_overhead_s, int only_hw, double *base, opm_error *err);
 /* Parses a cuBLAS SIMT kernel name ("ampere_sgemm_128x64_tn",
  * "volta_sgemm_32x32_sliced1x4_nn", "sgemm_32x32x32_NN", "+splitkreduce_kernel"
  * suffix) into r's kern_* fields; returns 1 when recognised. */
@@ -103,5 +117,16 @@ void opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_ca
 int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
                       opm_gemm_validation *v, opm_error *err);
 void opm_gemm_validation_free(opm_gemm_validation *v);
+
+/* Leave-one-hardware-out: each hardware in turn has all its rows held out
+ * and its overhead borrowed from the other hardware (opm_gemm_validate with
+ * holdout_hw), its rows predicted again with those overheads
+ * (opm_gemm_repredict_with_overhead; base is the first-pass prediction).
+ * In the result, by_hw[h] scores hardware h when held out, overall and
+ * by_class pool every hardware's held-out rows, pred_s holds each row's
+ * prediction from the run that held its hardware out, and group_overhead_s
+ * the overhead each group borrowed. */
+int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base,
+                           opm_gemm_validation *v, opm_error *err);
 
 #endif
