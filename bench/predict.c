@@ -10,7 +10,11 @@
  *       --runs runs of --count-calls calls each;
  *   (d) one JSON short-form gemm line through opm_op_parse_string + predict
  *       (+ opm_op_free) per second — and, to show where a `--batch` line's
- *       time goes, parse alone, opm_profile_to_json alone, and all three.
+ *       time goes, parse alone, opm_profile_to_json alone, and all three;
+ *   (e) the tile-aware GEMM models (extended_roofline, effective_roofline):
+ *       predictions/s for 4096³ GEMMs on h100_sxm (bf16) and t4 (fp32),
+ *       with kernel hints and with automatic selection, and for the
+ *       grouped_gemm and conv ops of (c) on h100_sxm (--gemm-iterations).
  *
  * Timing uses clock_gettime(CLOCK_MONOTONIC); the process pins itself to the
  * CPU it starts on (--no-pin to skip). */
@@ -27,15 +31,18 @@
 
 #define TARGET_PREDICTIONS_PER_S 10e6
 #define TARGET_COUNT_NS 100.0
+#define TARGET_EXTENDED_HINTED_PER_S 1e6
+#define TARGET_EFFECTIVE_PER_S 2e6
 
 static const char usage[] =
     "usage: bench_predict [--iterations N] [--count-calls N] [--runs R]\n"
-    "                     [--parse-iterations N] [--json] [--no-pin]\n"
+    "                     [--parse-iterations N] [--gemm-iterations N] [--json] [--no-pin]\n"
     "\n"
     "  --iterations N        predict calls per timed loop in (a) and (b) (default 10000000)\n"
     "  --count-calls N       opm_op_count calls per run in (c) (default 1000000)\n"
     "  --runs R              runs per kind in (c); the median is reported (default 7)\n"
     "  --parse-iterations N  calls per stage in (d) (default 100000)\n"
+    "  --gemm-iterations N   predict calls per case in (e) (default 1000000)\n"
     "  --json                print one JSON object instead of a table\n"
     "  --no-pin              do not pin the process to its current CPU\n";
 
@@ -278,6 +285,76 @@ static rate time_stage(int stage, const opm_model *model, const opm_hardware *hw
     return (rate){n, t1 - t0};
 }
 
+/* ---- (e) the GEMM models ---- */
+
+typedef struct gemm_case {
+    const char *model, *hardware, *label;
+    int hinted;           /* a plain GEMM with hints: what the extended target is about */
+    const opm_op *op;
+    rate r;
+} gemm_case;
+
+enum { GC_H100_HINTS, GC_H100_AUTO, GC_T4_HINTS, GC_T4_AUTO, GC_CONV, GC_GROUPED, N_GEMM_OPS };
+static const char *const gemm_case_label[N_GEMM_OPS] = {
+    "bf16 4096^3 hints", "bf16 4096^3 auto", "fp32 4096^3 hints", "fp32 4096^3 auto", "conv (c)", "grouped_gemm (c)"};
+static const char *const gemm_case_hw[N_GEMM_OPS] = {"h100_sxm", "h100_sxm", "t4", "t4", "h100_sxm", "h100_sxm"};
+
+/* A 4096³ GEMM with cta_tile_m/n/k, warps_per_cta, pipeline_stages, split_k. */
+static opm_op *hinted_gemm(opm_dtype dt, const int64_t v[6])
+{
+    static const char *const keys[6] = {"cta_tile_m", "cta_tile_n", "cta_tile_k", "warps_per_cta", "pipeline_stages",
+                                        "split_k"};
+    opm_error err;
+    opm_error_clear(&err);
+    opm_op *op = opm_op_gemm(4096, 4096, 4096, dt, &err);
+    if (!op) die("opm_op_gemm", &err);
+    for (int i = 0; i < 6; i++)
+        if (opm_op_set_int(op, keys[i], v[i], &err)) die("opm_op_set_int", &err);
+    return op;
+}
+
+static const opm_op *op_labelled(const char *label)
+{
+    for (size_t i = 0; i < N_OPS; i++)
+        if (!strcmp(ops[i].label, label)) return ops[i].op;
+    die(label, NULL);
+    return NULL;
+}
+
+/* Times every (model, case) pair into cases[2 · N_GEMM_OPS]; the GEMM ops
+ * it builds go to built[], for the caller to free. */
+static void time_gemm_models(long long n, gemm_case *cases, opm_op *built[4])
+{
+    static const int64_t h100_hints[6] = {128, 256, 64, 8, 4, 1}, t4_hints[6] = {128, 128, 8, 8, 2, 1};
+    opm_error err;
+    opm_error_clear(&err);
+    built[0] = hinted_gemm(OPM_BF16, h100_hints);
+    built[1] = opm_op_gemm(4096, 4096, 4096, OPM_BF16, &err);
+    built[2] = hinted_gemm(OPM_FP32, t4_hints);
+    built[3] = opm_op_gemm(4096, 4096, 4096, OPM_FP32, &err);
+    if (!built[1] || !built[3]) die("opm_op_gemm", &err);
+    const opm_op *case_op[N_GEMM_OPS] = {built[0], built[1], built[2], built[3], op_labelled("conv"),
+                                         op_labelled("grouped_gemm")};
+    opm_hardware *h100 = opm_hardware_builtin("h100_sxm", &err), *t4 = h100 ? opm_hardware_builtin("t4", &err) : NULL;
+    if (!t4) die("opm_hardware_builtin", &err);
+    static const char *const models[2] = {"extended_roofline", "effective_roofline"};
+    for (int m = 0; m < 2; m++) {
+        const opm_model *model = opm_model_find(models[m]);
+        if (!model) die(models[m], NULL);
+        for (int c = 0; c < N_GEMM_OPS; c++) {
+            gemm_case *gc = &cases[m * N_GEMM_OPS + c];
+            gc->model = models[m];
+            gc->hardware = gemm_case_hw[c];
+            gc->label = gemm_case_label[c];
+            gc->hinted = c == GC_H100_HINTS || c == GC_T4_HINTS;
+            gc->op = case_op[c];
+            gc->r = time_predict(model, gc->op, strcmp(gc->hardware, "t4") ? h100 : t4, n);
+        }
+    }
+    opm_hardware_free(h100);
+    opm_hardware_free(t4);
+}
+
 static long max_rss_kib(void)
 {
     struct rusage ru;
@@ -286,7 +363,7 @@ static long max_rss_kib(void)
 
 int main(int argc, char **argv)
 {
-    long long iterations = 10000000, count_calls = 1000000, parse_iters = 100000;
+    long long iterations = 10000000, count_calls = 1000000, parse_iters = 100000, gemm_iters = 1000000;
     int runs = 7, json = 0, pin = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -298,6 +375,7 @@ int main(int argc, char **argv)
         } else if (i + 1 < argc && !strcmp(a, "--iterations")) iterations = parse_count(a, argv[++i]);
         else if (i + 1 < argc && !strcmp(a, "--count-calls")) count_calls = parse_count(a, argv[++i]);
         else if (i + 1 < argc && !strcmp(a, "--parse-iterations")) parse_iters = parse_count(a, argv[++i]);
+        else if (i + 1 < argc && !strcmp(a, "--gemm-iterations")) gemm_iters = parse_count(a, argv[++i]);
         else if (i + 1 < argc && !strcmp(a, "--runs")) {
             long long r = parse_count(a, argv[++i]);
             runs = r > 1000 ? 1000 : (int)r;
@@ -333,6 +411,14 @@ int main(int argc, char **argv)
     }
     rate stages[N_STAGES];
     for (int i = 0; i < N_STAGES; i++) stages[i] = time_stage(i, model, hw, parse_iters);
+    gemm_case gcases[2 * N_GEMM_OPS];
+    opm_op *gbuilt[4];
+    time_gemm_models(gemm_iters, gcases, gbuilt);
+    /* extended_roofline >= 1 M/s on both hinted GEMMs; effective_roofline
+     * >= 2 M/s on the hinted bf16 GEMM. */
+    int ext_met = 1, eff_met = per_s(gcases[N_GEMM_OPS + GC_H100_HINTS].r) >= TARGET_EFFECTIVE_PER_S;
+    for (int c = 0; c < N_GEMM_OPS; c++)
+        if (gcases[c].hinted && per_s(gcases[c].r) < TARGET_EXTENDED_HINTED_PER_S) ext_met = 0;
     long rss = max_rss_kib();
 
     if (json) {
@@ -351,10 +437,19 @@ int main(int argc, char **argv)
         for (int i = 0; i < N_STAGES; i++)
             printf("\"%s\": {\"calls\": %lld, \"seconds\": %.6f, \"per_s\": %.0f, \"ns_per_call\": %.1f}, ",
                    stage_key[i], stages[i].calls, stages[i].seconds, per_s(stages[i]), ns_per(stages[i]));
+        printf("\"gemm_models\": [");
+        for (int i = 0; i < 2 * N_GEMM_OPS; i++)
+            printf("%s{\"model\": \"%s\", \"hardware\": \"%s\", \"op\": \"%s\", \"calls\": %lld, \"per_s\": %.0f, "
+                   "\"ns_per_call\": %.1f}",
+                   i ? ", " : "", gcases[i].model, gcases[i].hardware, gcases[i].label, gcases[i].r.calls,
+                   per_s(gcases[i].r), ns_per(gcases[i].r));
+        printf("], ");
         printf("\"max_rss_kib\": %ld, \"targets\": {\"predictions_per_s\": %.0f, \"predictions_per_s_met\": %s, "
-               "\"count_ns\": %.0f, \"count_ns_met\": %s}}\n",
+               "\"count_ns\": %.0f, \"count_ns_met\": %s, \"extended_hinted_per_s\": %.0f, "
+               "\"extended_hinted_met\": %s, \"effective_per_s\": %.0f, \"effective_met\": %s}}\n",
                rss, TARGET_PREDICTIONS_PER_S, per_s(pred[OP_GEMM]) >= TARGET_PREDICTIONS_PER_S ? "true" : "false",
-               TARGET_COUNT_NS, count_worst < TARGET_COUNT_NS ? "true" : "false");
+               TARGET_COUNT_NS, count_worst < TARGET_COUNT_NS ? "true" : "false", TARGET_EXTENDED_HINTED_PER_S,
+               ext_met ? "true" : "false", TARGET_EFFECTIVE_PER_S, eff_met ? "true" : "false");
     } else {
         if (cpu >= 0) printf("bench_predict: roofline on h100_sxm, one thread pinned to cpu %d\n", cpu);
         else printf("bench_predict: roofline on h100_sxm, one thread (not pinned)\n");
@@ -370,12 +465,21 @@ int main(int argc, char **argv)
         printf("  %-22s %14s %12s\n", "stage", "calls/s", "ns/call");
         for (int i = 0; i < N_STAGES; i++)
             printf("  %-22s %14.0f %12.1f\n", stage_label[i], per_s(stages[i]), ns_per(stages[i]));
+        printf("\n(e) GEMM models, %lld calls each\n", gemm_iters);
+        printf("  %-20s %-10s %-18s %14s %10s\n", "model", "hardware", "op", "predictions/s", "ns/call");
+        for (int i = 0; i < 2 * N_GEMM_OPS; i++)
+            printf("  %-20s %-10s %-18s %14.0f %10.1f\n", gcases[i].model, gcases[i].hardware, gcases[i].label,
+                   per_s(gcases[i].r), ns_per(gcases[i].r));
         printf("\nmax RSS %ld KiB\n", rss);
         printf("targets: >= %.0f predictions/s (gemm): %s; count < %.0f ns for every kind: %s\n",
                TARGET_PREDICTIONS_PER_S, per_s(pred[OP_GEMM]) >= TARGET_PREDICTIONS_PER_S ? "met" : "MISSED",
                TARGET_COUNT_NS, count_worst < TARGET_COUNT_NS ? "met" : "MISSED");
+        printf("targets: extended_roofline >= %.0f/s with hints: %s; effective_roofline >= %.0f/s (bf16 hints): %s\n",
+               TARGET_EXTENDED_HINTED_PER_S, ext_met ? "met" : "MISSED", TARGET_EFFECTIVE_PER_S,
+               eff_met ? "met" : "MISSED");
     }
 
+    for (int i = 0; i < 4; i++) opm_op_free(gbuilt[i]);
     for (size_t i = 0; i < N_OPS; i++) opm_op_free(ops[i].op);
     opm_hardware_free(hw);
     return 0;

@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define OPM_MAX_DIAGS 24
+#define OPM_MAX_DIAGS 32
 
 typedef struct opm_level_access {
     char name[16];

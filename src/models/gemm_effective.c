@@ -14,7 +14,8 @@
  * latency) — Little's law with every resident CTA keeping `stages` K tiles
  * in flight.  Exposed once: the prologue (one DRAM latency plus one K tile
  * per CTA) and the last stores' L2 latency.  The power cap and the kernel
- * selection are gemm_tiled.c's.  Non-GEMM kinds use the roofline.
+ * selection, and the grouped GEMM and conv (implicit GEMM) problems, are
+ * gemm_tiled.c's.  Other kinds use the roofline.
  *
  * Diagnostics of the wave class that takes the most time (full waves or
  * the tail): raw rates (every busy SM at its peak, L2 at its bandwidth or

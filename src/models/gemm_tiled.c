@@ -1,8 +1,11 @@
 /* gemm_tiled.c — the `extended_roofline` model, and the machinery it shares
- * with `effective_roofline` (gemm_effective.c): GEMM problem extraction,
- * hardware numbers with defaults, the kernel catalog and selection, CTA
- * tiling with edge tiles, occupancy, waves, first-touch L2 reuse bounded by
- * L2 capacity, and filling the profile.
+ * with `effective_roofline` (gemm_effective.c): GEMM problem extraction
+ * (gemm, batched_gemm, grouped_gemm as one launch over its groups' tiles,
+ * conv as implicit GEMMs: fprop, dgrad, wgrad), hardware numbers with
+ * defaults, the kernel catalog and selection, CTA tiling with edge tiles,
+ * occupancy, waves, first-touch L2 reuse bounded by L2 capacity, and
+ * filling the profile.  docs/gemm_models.md gives the grouped and conv
+ * mappings; other kinds, and depthwise convs, go to the roofline.
  *
  * extended_roofline times each wave (all full waves alike, then the tail) as
  *   K loop    = kiters × max(compute, SMEM, L2, DRAM, latency/(stages−1))
@@ -41,7 +44,10 @@
  *   WARPS_FOR_PEAK 4 — one warp per scheduler reaches the issue peak;
  *   L2_USABLE 0.5 — fraction of L2 the operands may occupy and still be
  *   read from DRAM only once (the rest holds outputs and conflicts);
- *   SPLITK_GAP_S 2 µs — launch gap of the split-K reduction kernel;
+ *   SPLITK_GAP_S 2 µs — launch gap of a kernel that follows another in
+ *   one op: the split-K reduction, a backward's second GEMM (dB, dW), a
+ *   conv backward's bias reduction, the zeroing of empty groups' weight
+ *   gradients;
  *   GEMM_TIE_FRAC 0.05 — phases within 5% of the longest are reported as
  *   tied limiting resources (a reporting threshold, not a model input).
  * The power cap adds no constant: tdp_w, static_power_w and the energies
@@ -237,6 +243,24 @@ double opm_gemm_ffma_share(const gemm_kernel *k, double warp_size)
     return e / (e + lds + per_iter / ksteps);
 }
 
+double opm_gemm_tile_rows(const gemm_problem *pb, int tm)
+{
+    if (!(pb->groups > 0)) return cdivd(pb->m, tm);
+    if (!pb->group_rows) {
+        /* torch.tensor_split: the first M mod G groups hold one row more. */
+        double q = floor(pb->m / pb->groups), r = pb->m - q * pb->groups;
+        return r * cdivd(q + 1, tm) + (pb->groups - r) * cdivd(q, tm);
+    }
+    if ((tm & (tm - 1)) == 0 && tm < (1 << GEMM_ROW_CACHE)) {
+        int i = 0;
+        while ((1 << i) < tm) i++;
+        return pb->row_tiles[i];
+    }
+    double t = 0;
+    for (size_t g = 0; g < (size_t)pb->groups; g++) t += cdivd((double)pb->group_rows[g], tm);
+    return t;
+}
+
 int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e)
 {
     memset(e, 0, sizeof *e);
@@ -257,7 +281,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     e->slots = occ * h->num_sms;
     double split = k->split_k;
     double ks = cdivd(pb->k, split);
-    e->tiles_m = cdivd(pb->m, k->tm);
+    e->tiles_m = opm_gemm_tile_rows(pb, k->tm);
     e->tiles_n = cdivd(pb->n, k->tn);
     e->tiles = pb->batch * e->tiles_m * e->tiles_n * split;
     e->kiters = cdivd(ks, k->tk);
@@ -274,8 +298,11 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     double a_all = pb->batch * pb->m * pb->k * pb->a_bytes, b_all = pb->b_mats * pb->k * pb->n * pb->b_bytes;
     e->l2_read = e->tiles_n * a_all + e->tiles_m * pb->batch * pb->k * pb->n * pb->b_bytes;
     /* DRAM: first touch only while the operands fit the usable L2; beyond,
-     * every wave re-reads the panels it touches (tiles raster along N). */
-    double unique = a_all + b_all;
+     * every wave re-reads the panels it touches (tiles raster along N).  An
+     * implicit GEMM's first touch is the tensor, not its im2col matrix: the
+     * overlapping taps are L2 hits while reuse holds. */
+    double unique = (pb->a_unique > 0 ? mind(pb->a_unique, a_all) : a_all) +
+                    (pb->b_unique > 0 ? mind(pb->b_unique, b_all) : b_all);
     double dram = unique;
     if (unique > L2_USABLE * h->l2_size) {
         double wu_full = 0, wu_tail = 0;
@@ -284,8 +311,11 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
             if (nt <= 0) continue;
             double cols = mind(nt, e->tiles_n);
             double rows = mind(cdivd(nt, e->tiles_n), e->tiles_m * pb->batch);
+            /* A grouped wave's tile rows span several groups, each with
+             * its own weight panel. */
+            double panels = pb->groups > 0 ? mind(pb->b_mats, cdivd(rows * pb->b_mats, e->tiles_m)) : 1;
             double bytes = (mind(rows * k->tm, pb->m * pb->batch) * pb->a_bytes +
-                            mind(cols * k->tn, pb->n) * pb->b_bytes) * ks;
+                            panels * mind(cols * k->tn, pb->n) * pb->b_bytes) * ks;
             if (w) wu_tail = bytes; else wu_full = bytes;
         }
         dram = mind(maxd(unique, e->full_waves * wu_full + wu_tail), e->l2_read);
@@ -592,11 +622,126 @@ static int problem(const opm_op *op, gemm_problem *pb)
     return 1;
 }
 
+/* grouped_gemm: X [M, K] holds the rows of every group in order, W
+ * [G, K, N] ([G, N, K] with transpose_b) one weight per group, group_m the
+ * rows per group (absent: M split evenly).  Returns 0 when malformed. */
+static int grouped_problem(const opm_op *op, gemm_problem *pb)
+{
+    if (!problem(op, pb)) return 0;
+    const opm_tensor *w = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 0);
+    if (w->rank != 3 || w->shape[0] < 1) return 0;
+    pb->groups = (double)w->shape[0];
+    const int64_t *v;
+    size_t n = opm_op_get_ints(op, "group_m", &v);
+    if (n == (size_t)w->shape[0]) {
+        double active = 0;
+        pb->group_rows = v;
+        for (size_t g = 0; g < n; g++) {
+            uint64_t r = v[g] > 0 ? (uint64_t)v[g] : 0;
+            active += r > 0;
+            for (int i = 0; i < GEMM_ROW_CACHE; i++)
+                pb->row_tiles[i] += (double)((r + ((uint64_t)1 << i) - 1) >> i);
+        }
+        pb->b_mats = active;
+    } else {
+        pb->b_mats = mind(pb->groups, pb->m);
+    }
+    return pb->b_mats > 0;
+}
+
+/* A conv as the ordinary convolution whose forward (fprop), data gradient
+ * (dgrad) or weight gradient (wgrad) each of its implicit GEMMs is: "lo"
+ * is that conv's output side (y; x of a transposed conv), "hi" its input
+ * side, and macs the count's multiply-accumulates N·C_lo·S_lo·(C_hi/g)·Πk. */
+typedef struct conv_shape {
+    double n, g, c_lo, s_lo, c_hi, s_hi, kvol, macs;
+    double lo_b, hi_b, w_b;     /* bytes per element */
+    int transposed, bias;
+} conv_shape;
+
+enum { CONV_FPROP, CONV_DGRAD, CONV_WGRAD };
+static const char *const conv_gemm_names[3] = {"fprop", "dgrad", "wgrad"};
+
+static double spatial(const opm_tensor *t)
+{
+    double s = 1;
+    for (int d = 2; d < t->rank; d++) s *= (double)t->shape[d];
+    return s;
+}
+
+static int conv_shape_of(const opm_op *op, conv_shape *cs)
+{
+    const opm_tensor *x = opm_op_find_tensor(op, OPM_ROLE_INPUT, 0);
+    const opm_tensor *w = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 0);
+    const opm_tensor *y = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
+    if (!x || !w || !y || x->rank < 3 || w->rank != x->rank || y->rank != x->rank) return 0;
+    memset(cs, 0, sizeof *cs);
+    cs->g = (double)opm_op_get_int(op, "groups", 1);
+    cs->transposed = opm_op_get_bool(op, "transposed", 0);
+    cs->bias = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 1) != NULL || opm_op_get_bool(op, "bias", 0);
+    const opm_tensor *lo = cs->transposed ? x : y, *hi = cs->transposed ? y : x;
+    cs->n = (double)x->shape[0];
+    cs->c_lo = (double)lo->shape[1];
+    cs->s_lo = spatial(lo);
+    cs->c_hi = (double)hi->shape[1];
+    cs->s_hi = spatial(hi);
+    cs->kvol = spatial(w);
+    cs->lo_b = opm_dtype_bytes(lo->dtype);
+    cs->hi_b = opm_dtype_bytes(hi->dtype);
+    cs->w_b = opm_dtype_bytes(w->dtype);
+    cs->macs = cs->n * cs->c_lo * cs->s_lo * (cs->c_hi / cs->g) * cs->kvol;
+    return cs->g >= 1 && cs->macs > 0;
+}
+
+/* One implicit GEMM of a conv, batched over the groups (each its own weight
+ * slice).  The im2col operand is never stored: DRAM holds the tensor.  The
+ * dgrad's depth is the useful taps per output element, macs / (g·M·N):
+ * (C_lo/g)·Πk at stride 1, less where a strided conv's gradient skips the
+ * zero taps (libraries split it into stride-phase sub-kernels). */
+static void conv_gemm(const conv_shape *cs, int which, gemm_problem *pb)
+{
+    memset(pb, 0, sizeof *pb);
+    pb->batch = pb->b_mats = cs->g;
+    double lo_all = cs->n * cs->c_lo * cs->s_lo * cs->lo_b, hi_all = cs->n * cs->c_hi * cs->s_hi * cs->hi_b;
+    double w_all = cs->c_lo * (cs->c_hi / cs->g) * cs->kvol * cs->w_b;
+    if (which == CONV_FPROP) {
+        pb->m = cs->n * cs->s_lo;
+        pb->n = cs->c_lo / cs->g;
+        pb->k = cs->c_hi / cs->g * cs->kvol;
+        pb->a_bytes = cs->hi_b;
+        pb->b_bytes = cs->w_b;
+        pb->c_bytes = cs->lo_b;
+        pb->a_unique = hi_all;
+        pb->b_unique = w_all;
+    } else if (which == CONV_DGRAD) {
+        pb->m = cs->n * cs->s_hi;
+        pb->n = cs->c_hi / cs->g;
+        pb->k = cs->macs / (cs->g * pb->m * pb->n);
+        pb->a_bytes = cs->lo_b;
+        pb->b_bytes = cs->w_b;
+        pb->c_bytes = cs->hi_b;
+        pb->a_unique = lo_all;
+        pb->b_unique = w_all;
+    } else {
+        pb->m = cs->c_lo / cs->g;
+        pb->n = cs->c_hi / cs->g * cs->kvol;
+        pb->k = cs->n * cs->s_lo;
+        pb->a_bytes = cs->lo_b;
+        pb->b_bytes = cs->hi_b;
+        pb->c_bytes = cs->w_b;
+        pb->a_unique = lo_all;
+        pb->b_unique = hi_all;
+    }
+}
+
 /* ---- the profile ---- */
 
-/* Adds the times and bytes of a second GEMM (the backward's dB) to e. */
+/* Adds the times and bytes of a second GEMM (a backward's dB or dW) to e:
+ * its own kernel, launched after the first drains (SPLITK_GAP_S). */
 static void eval_add(gemm_eval *e, const gemm_eval *o)
 {
+    e->t_reduce += SPLITK_GAP_S;
+    e->body_s += SPLITK_GAP_S;
     e->dram_read += o->dram_read;
     e->dram_write += o->dram_write;
     e->l2_read += o->l2_read;
@@ -617,7 +762,20 @@ static void eval_add(gemm_eval *e, const gemm_eval *o)
     e->power_limited |= o->power_limited;
 }
 
-/* ---- diagnostics: at most 2 + 9 + 10 + 3 = OPM_MAX_DIAGS (24) ---- */
+/* What a grouped GEMM or a conv adds to the prediction: its diagnostics,
+ * and DRAM work outside the GEMMs (a backward's bias reduction, the zeroed
+ * weight gradients of empty groups). */
+typedef struct gemm_extra {
+    double groups_active;       /* grouped_gemm; 0 otherwise */
+    int conv_n;                 /* implicit GEMMs of a conv */
+    int conv_which[2];
+    gemm_problem conv_pb[2];
+    double vec_bytes;           /* DRAM bytes of the vector work (read, then written) */
+    double vec_write_bytes;
+    double zero_bytes;          /* written by a memset, not a GEMM */
+} gemm_extra;
+
+/* ---- diagnostics: at most 2 + 9 + 4 + 10 + 3 = 28 of OPM_MAX_DIAGS (32) ---- */
 
 /* The kernel and its occupancy (both models). */
 static void put_kernel_diags(opm_profile *p, const gemm_eval *e)
@@ -769,6 +927,36 @@ static void put_effective_diags(opm_profile *p, const gemm_eval *e)
     if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
 }
 
+/* grouped_gemm: the groups with rows; conv: the first implicit GEMM's
+ * M, N, K (per group) and every one, "dgrad 6272x64x576 g2 + wgrad ...". */
+static void put_extra_diags(opm_profile *p, const gemm_extra *x)
+{
+    if (x->groups_active > 0) opm_diag_num(p, "groups_active", x->groups_active);
+    if (!x->conv_n) return;
+    opm_diag_num(p, "implicit_gemm_m", x->conv_pb[0].m);
+    opm_diag_num(p, "implicit_gemm_n", x->conv_pb[0].n);
+    opm_diag_num(p, "implicit_gemm_k", x->conv_pb[0].k);
+    char buf[64];
+    size_t pos = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < x->conv_n; i++) {
+        const gemm_problem *pb = &x->conv_pb[i];
+        if (i) put_str(buf, sizeof buf, &pos, " + ");
+        put_str(buf, sizeof buf, &pos, conv_gemm_names[x->conv_which[i]]);
+        put_str(buf, sizeof buf, &pos, " ");
+        put_int(buf, sizeof buf, &pos, (int)mind(pb->m, 2e9));
+        put_str(buf, sizeof buf, &pos, "x");
+        put_int(buf, sizeof buf, &pos, (int)mind(pb->n, 2e9));
+        put_str(buf, sizeof buf, &pos, "x");
+        put_int(buf, sizeof buf, &pos, (int)mind(ceil(pb->k), 2e9));
+        if (pb->batch > 1) {
+            put_str(buf, sizeof buf, &pos, " g");
+            put_int(buf, sizeof buf, &pos, (int)mind(pb->batch, 2e9));
+        }
+    }
+    opm_diag_text(p, "implicit_gemms", buf);
+}
+
 static void put_findings(opm_profile *p, const gemm_eval *e)
 {
     char findings[64] = "";
@@ -786,40 +974,105 @@ static void put_findings(opm_profile *p, const gemm_eval *e)
     opm_diag_text(p, "findings", fl ? findings : "none");
 }
 
+/* Backward = dA[M,K] = dC[M,N]·Bᵀ and dB[K,N] = Aᵀ·dC, each its own kernel
+ * (dB sums over the batch when B is shared; a grouped GEMM's dB is one GEMM
+ * per group with rows, of the groups' mean depth). */
+static int predict_backward(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave,
+                            gemm_eval *e, opm_error *err)
+{
+    gemm_problem da = *pb, db = *pb;
+    da.n = pb->k;
+    da.k = pb->n;
+    da.bias = 0;
+    db.batch = pb->b_mats;
+    db.m = pb->k;
+    db.k = pb->m * pb->batch / pb->b_mats;
+    db.bias = 0;
+    db.groups = 0;
+    db.group_rows = NULL;
+    gemm_eval e2;
+    int rc;
+    if ((rc = opm_gemm_choose(op, &da, h, wave, e, err))) return rc;
+    if ((rc = opm_gemm_choose(op, &db, h, wave, &e2, err))) return rc;
+    eval_add(e, &e2);
+    return 0;
+}
+
+/* A conv's implicit GEMMs: forward the fprop (a transposed conv: the
+ * dgrad); backward dX (dgrad; transposed: fprop) and dW (wgrad), each its
+ * own kernel, and dbias a reduction of dY.  Returns 1 when the conv is
+ * left to the roofline (depthwise, or a backward of the bias alone). */
+static int predict_conv(const opm_op *op, const gemm_hw *h, gemm_wave_fn wave, gemm_eval *e, gemm_extra *x,
+                        opm_error *err)
+{
+    conv_shape cs;
+    if (!conv_shape_of(op, &cs)) return 1;
+    /* Depthwise convs (one input channel per group) run as direct,
+     * memory-bound kernels: an implicit GEMM of N = 1 per group is no
+     * kernel any library uses. */
+    double c_in = cs.transposed ? cs.c_lo : cs.c_hi;
+    if (cs.g > 1 && c_in / cs.g <= 1) return 1;
+    double y_bytes = cs.transposed ? cs.n * cs.c_hi * cs.s_hi * cs.hi_b : cs.n * cs.c_lo * cs.s_lo * cs.lo_b;
+    double c_out = cs.transposed ? cs.c_hi : cs.c_lo, y_elem = cs.transposed ? cs.hi_b : cs.lo_b;
+    if (opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) {
+        if (opm_op_get_bool(op, "grad_input", 1)) x->conv_which[x->conv_n++] = cs.transposed ? CONV_FPROP : CONV_DGRAD;
+        if (opm_op_get_bool(op, "grad_weight", 1)) x->conv_which[x->conv_n++] = CONV_WGRAD;
+        if (cs.bias) {
+            /* dbias: one more pass over dY, written as C_out sums. */
+            x->vec_bytes = y_bytes;
+            x->vec_write_bytes = c_out * y_elem;
+        }
+    } else {
+        x->conv_which[x->conv_n++] = cs.transposed ? CONV_DGRAD : CONV_FPROP;
+    }
+    if (!x->conv_n) return 1;
+    for (int i = 0; i < x->conv_n; i++) {
+        conv_gemm(&cs, x->conv_which[i], &x->conv_pb[i]);
+        gemm_eval e2;
+        int rc = opm_gemm_choose(op, &x->conv_pb[i], h, wave, i ? &e2 : e, err);
+        if (rc) return -rc;
+        if (i) eval_add(e, &e2);
+    }
+    if (cs.bias && opm_op_phase(op) != OPM_PHASE_TRAIN_BWD) e->dram_read += c_out * y_elem;
+    return 0;
+}
+
 int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
                      gemm_wave_fn wave, opm_error *err)
 {
     opm_kind kind = opm_op_kind(op);
     int rc;
-    if (kind != OPM_KIND_GEMM && kind != OPM_KIND_BATCHED_GEMM) {
-        rc = opm_roofline_predict(op, hw, p, err);
-        if (!rc) p->model = model;
-        return rc;
-    }
+    if (kind != OPM_KIND_GEMM && kind != OPM_KIND_BATCHED_GEMM && kind != OPM_KIND_GROUPED_GEMM &&
+        kind != OPM_KIND_CONV)
+        goto roofline;
     opm_counts c;
     if ((rc = opm_op_count(op, &c, err))) return rc;
-    gemm_problem pb;
-    if (!problem(op, &pb)) return opm_err(err, OPM_EINVAL, "tensors", "expected input A, weight B and output C");
     gemm_hw h;
     if ((rc = opm_gemm_hw(hw, c.compute_dtype, &h, err))) return rc;
     gemm_eval e;
-    if (opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) {
-        /* Backward = dA[M,K] = dC[M,N]·Bᵀ and dB[K,N] = Aᵀ·dC, each its own
-         * kernel (dB sums over the batch when B is shared). */
-        gemm_problem da = pb, db = pb;
-        da.n = pb.k;
-        da.k = pb.n;
-        da.bias = 0;
-        db.batch = pb.b_mats;
-        db.m = pb.k;
-        db.k = pb.m * pb.batch / pb.b_mats;
-        db.bias = 0;
-        gemm_eval e2;
-        if ((rc = opm_gemm_choose(op, &da, &h, wave, &e, err))) return rc;
-        if ((rc = opm_gemm_choose(op, &db, &h, wave, &e2, err))) return rc;
-        eval_add(&e, &e2);
-    } else if ((rc = opm_gemm_choose(op, &pb, &h, wave, &e, err))) {
-        return rc;
+    gemm_extra x;
+    x.groups_active = 0;
+    x.conv_n = 0;
+    x.vec_bytes = x.vec_write_bytes = x.zero_bytes = 0;
+    if (kind == OPM_KIND_CONV) {
+        rc = predict_conv(op, &h, wave, &e, &x, err);
+        if (rc > 0) goto roofline;
+        if (rc < 0) return -rc;
+    } else {
+        gemm_problem pb;
+        int ok = kind == OPM_KIND_GROUPED_GEMM ? grouped_problem(op, &pb) : problem(op, &pb);
+        if (!ok) {
+            if (kind == OPM_KIND_GROUPED_GEMM) goto roofline; /* no group has rows */
+            return opm_err(err, OPM_EINVAL, "tensors", "expected input A, weight B and output C");
+        }
+        x.groups_active = kind == OPM_KIND_GROUPED_GEMM ? pb.b_mats : 0;
+        if (opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) {
+            if ((rc = predict_backward(op, &pb, &h, wave, &e, err))) return rc;
+            /* Every weight gradient is written: those of empty groups are zeros. */
+            if (pb.groups > pb.b_mats) x.zero_bytes = (pb.groups - pb.b_mats) * pb.k * pb.n * pb.b_bytes;
+        } else if ((rc = opm_gemm_choose(op, &pb, &h, wave, &e, err))) {
+            return rc;
+        }
     }
 
     memset(p, 0, offsetof(opm_profile, diags));
@@ -840,6 +1093,16 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     /* Bias and scale work happen in the epilogue on the vector units. */
     double vpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32) * hw->util_vector;
     double t_vec = c.vector_flops > 0 && vpeak > 0 ? (double)c.vector_flops / vpeak : 0;
+    /* Vector work with its own DRAM pass (a backward's bias reduction) and
+     * zeroed gradients are timed as the roofline times them. */
+    double side_bytes = x.vec_bytes + x.vec_write_bytes + x.zero_bytes;
+    if (side_bytes > 0) {
+        /* One more kernel (the reduction, or the memset), one more gap. */
+        t_vec = maxd(t_vec, (x.vec_bytes + x.vec_write_bytes) / h.hbm_bw) + x.zero_bytes / h.hbm_bw + SPLITK_GAP_S;
+        e.dram_read += x.vec_bytes;
+        e.dram_write += x.vec_write_bytes + x.zero_bytes;
+        e.t_dram += side_bytes / h.hbm_bw;
+    }
     e.t_epilogue += t_vec;
     e.body_s += t_vec;
     p->compute_time_s = e.t_compute;
@@ -891,12 +1154,18 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         opm_diag_text(p, "limiting_level", lim == GEMM_LIM_SMEM ? "sram" : lim == GEMM_LIM_L2 ? "l2" : "hbm");
     opm_diag_text(p, "limiting_resource", opm_gemm_limit_names[lim]);
     put_kernel_diags(p, &e);
+    put_extra_diags(p, &x);
     if (wave != wave_extended) put_effective_diags(p, &e);
     else put_extended_diags(p, &e);
     opm_diag_num(p, "overhead_s", h.fixed_s);
     opm_diag_num(p, "achieved_flops_per_s", p->latency_s > 0 ? (double)p->flops / p->latency_s : 0);
     put_findings(p, &e);
     return 0;
+
+roofline:
+    rc = opm_roofline_predict(op, hw, p, err);
+    if (!rc) p->model = model;
+    return rc;
 }
 
 int opm_extended_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)

@@ -9,13 +9,27 @@
 
 #include "opmodel/opmodel.h"
 
-/* One GEMM as a kernel sees it: C[b, m, n] = A[b, m, k] · B[b?, k, n]. */
+/* Powers of two 1..2^(GEMM_ROW_CACHE−1) whose grouped tile-row counts
+ * gemm_problem caches (every catalog CTA tile M is one). */
+#define GEMM_ROW_CACHE 11
+
+/* One GEMM as a kernel sees it: C[b, m, n] = A[b, m, k] · B[b?, k, n].
+ * A grouped GEMM (groups > 0) is one launch over row groups that share n
+ * and k: m is their total, batch 1, b_mats the groups with rows (one weight
+ * each), and every group's last tile row is an edge tile.  An implicit
+ * GEMM (conv) reads A or B from a tensor smaller than the matrix the
+ * kernel sees (im2col): a_unique/b_unique give the bytes DRAM holds (0:
+ * the matrix itself). */
 typedef struct gemm_problem {
     double batch, m, n, k;
     double b_mats;              /* distinct B matrices (1 when broadcast over the batch) */
     double a_bytes, b_bytes;    /* bytes per element of A and B as stored */
     double c_bytes;             /* bytes per element of C */
     int bias;                   /* a bias vector is read in the epilogue */
+    double a_unique, b_unique;  /* DRAM bytes of A and B when not the matrices (implicit GEMM) */
+    double groups;              /* grouped GEMM: G (0: not grouped) */
+    const int64_t *group_rows;  /* rows of each group (NULL: m split evenly over groups) */
+    double row_tiles[GEMM_ROW_CACHE]; /* with group_rows: Σ ceil(M_g / 2^i) */
 } gemm_problem;
 
 /* Hardware numbers in SI units, defaults applied (see gemm_tiled.c). */
@@ -86,6 +100,7 @@ typedef struct gemm_eval {
 
 /* Constants both wave models use (sources in gemm_tiled.c's comment). */
 #define WARPS_FOR_PEAK 4.0
+/* Launch gap of a kernel that follows another within one op. */
 #define SPLITK_GAP_S 2e-6
 /* Bookkeeping instructions per K iteration of a SIMT CTA (barrier, loop
  * branch, two pointer increments): part of the FFMA-share derivation. */
@@ -119,6 +134,9 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
  * the roofline. */
 int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
                      gemm_wave_fn wave, opm_error *err);
+/* Tile rows of one batch matrix for CTA tile M tm: ceil(m / tm), or for a
+ * grouped GEMM the sum over its groups. */
+double opm_gemm_tile_rows(const gemm_problem *pb, int tm);
 /* Kernel display name ("sgemm_128x64x8_s1"). */
 void opm_gemm_kernel_name(const gemm_kernel *k, char *buf, size_t cap);
 

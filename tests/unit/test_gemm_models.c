@@ -7,8 +7,12 @@
  * fixture in tests/data/gemm/ with answers recomputed here; the power cap
  * (exact energy over budget, the overhead's idle credit); fp16 SIMT GEMMs
  * at the fp32 rate; effective_roofline's rate, occupancy and tie
- * diagnostics; the clock_mhz column; leave-one-hardware-out; and loose
- * bounds on the held-out accuracy over the shipped data/gemm. */
+ * diagnostics; grouped_gemm (one group is the GEMM, equal groups vs
+ * batched_gemm, edge tiles per group) and conv as implicit GEMM (1×1 is the
+ * GEMM, monotone in batch, backward above forward, depthwise fallback),
+ * never below the roofline, their diagnostics; the clock_mhz column;
+ * leave-one-hardware-out; and loose bounds on the held-out accuracy over
+ * the shipped data/gemm. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -86,7 +90,7 @@ Test(gemm_models, tiling_hand_checked)
     cr_assert_eq(opm_gemm_hw(hw, OPM_FP32, &h, NULL), 0);
     cr_assert_eq(h.tensor, 0, "fp32 without tf32 runs on the SIMT path");
     cr_assert_float_eq(h.flops_per_s_sm, 19.5e12 / 108, 1);
-    gemm_problem pb = {1, 1000, 1000, 512, 1, 4, 4, 4, 0};
+    gemm_problem pb = {.batch = 1, .m = 1000, .n = 1000, .k = 512, .b_mats = 1, .a_bytes = 4, .b_bytes = 4, .c_bytes = 4};
     gemm_kernel k = {"t", 128, 128, 8, 32, 64, 1, 1, 1, 2, 8, 128, 1, 0, 0};
     gemm_eval e;
     cr_assert_eq(opm_gemm_setup(&pb, &h, &k, &e), 1);
@@ -110,7 +114,7 @@ Test(gemm_models, tiling_hand_checked)
 
     /* Batch 100 × 300×200 with split-K 2: 3·2 tiles per matrix per split
      * = 1200 tiles = 5 full waves of 216 + a tail of 120. */
-    gemm_problem pb2 = {100, 300, 200, 64, 100, 4, 4, 4, 0};
+    gemm_problem pb2 = {.batch = 100, .m = 300, .n = 200, .k = 64, .b_mats = 100, .a_bytes = 4, .b_bytes = 4, .c_bytes = 4};
     k.split_k = 2;
     cr_assert_eq(opm_gemm_setup(&pb2, &h, &k, &e), 1);
     cr_assert_eq(e.tiles, 1200);
@@ -127,7 +131,7 @@ Test(gemm_models, occupancy_limits)
     gemm_hw h;
     cr_assert_eq(opm_gemm_hw(hw, OPM_FP16, &h, NULL), 0);
     cr_assert_eq(h.tensor, 1);
-    gemm_problem pb = {1, 4096, 4096, 4096, 1, 2, 2, 2, 0};
+    gemm_problem pb = {.batch = 1, .m = 4096, .n = 4096, .k = 4096, .b_mats = 1, .a_bytes = 2, .b_bytes = 2, .c_bytes = 2};
     /* 256×128×32 fp16, 3 stages: 3·384·32·2 = 72 KiB > the T4's 64 KiB. */
     gemm_kernel k = {"t", 256, 128, 32, 64, 64, 16, 8, 8, 3, 8, 128, 1, 0, 0};
     gemm_eval e;
@@ -557,6 +561,308 @@ Test(gemm_models, effective_diagnostics)
     cr_assert_str_eq(diag_text(&p, "smsp_warps"), "full 4,4,4,4; tail 4,4,4,4");
     cr_assert_str_eq(diag_text(&p, "occupancy_class"), "latency_hiding");
     cr_assert_leq(p.diag_count, OPM_MAX_DIAGS);
+    opm_op_free(op);
+    opm_hardware_free(hw);
+}
+
+/* ---- grouped_gemm and conv as implicit GEMM ---- */
+
+static const char *const both_models[2] = {"extended_roofline", "effective_roofline"};
+
+static opm_op *parse_op(const char *json)
+{
+    opm_error err;
+    opm_op *op = opm_op_parse_string(json, strlen(json), OPM_FORMAT_JSON, "test", 1, &err);
+    cr_assert_not_null(op, "%s: %s", json, err.message);
+    return op;
+}
+
+/* grouped_gemm short form: G groups of m rows in total (split evenly). */
+static opm_op *grouped(int64_t groups, int64_t m, int64_t n, int64_t k, const char *dtype)
+{
+    char json[256];
+    snprintf(json, sizeof json,
+             "{\"name\": \"g\", \"kind\": \"grouped_gemm\", \"groups\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld,"
+             " \"dtype\": \"%s\"}",
+             (long long)groups, (long long)m, (long long)n, (long long)k, dtype);
+    return parse_op(json);
+}
+
+/* conv short form: input [N, C_in, H, W], weight [C_out, C_in/g, kh, kw]
+ * ([C_in, C_out/g, kh, kw] transposed) and extra attrs ("" for none). */
+static opm_op *conv2d(int64_t n, int64_t cin, int64_t hw_, int64_t cout_or_w0, int64_t w1, int64_t kk,
+                      const char *dtype, const char *attrs)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"name\": \"c\", \"kind\": \"conv\", \"input\": [%lld, %lld, %lld, %lld], \"weight\": [%lld, %lld, "
+             "%lld, %lld], \"dtype\": \"%s\"%s%s}",
+             (long long)n, (long long)cin, (long long)hw_, (long long)hw_, (long long)cout_or_w0, (long long)w1,
+             (long long)kk, (long long)kk, dtype, attrs[0] ? ", " : "", attrs);
+    return parse_op(json);
+}
+
+static void assert_rel(double a, double b, double tol, const char *what)
+{
+    cr_assert(fabs(a - b) <= tol * fabs(b), "%s: %.17g vs %.17g", what, a, b);
+}
+
+/* One group is the GEMM: same tiles, traffic and kernel choice, forward
+ * and backward; only groups_active is added to the diagnostics. */
+Test(gemm_models, grouped_one_group_is_gemm)
+{
+    static const int64_t shapes[][3] = {{4096, 4096, 4096}, {333, 777, 91}, {16, 14336, 4096}, {8192, 256, 16384}};
+    const char *hws[3] = {"h100_sxm", "a100_40gb_pcie", "t4"};
+    for (int i = 0; i < 3; i++) {
+        opm_hardware *hw = hw_named(hws[i]);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int ph = 0; ph < 2; ph++) {
+                opm_op *g = grouped(1, shapes[s][0], shapes[s][1], shapes[s][2], "bf16");
+                opm_op *m = gemm(1, shapes[s][0], shapes[s][1], shapes[s][2], OPM_BF16);
+                if (ph) {
+                    opm_op_set_phase(g, OPM_PHASE_TRAIN_BWD);
+                    opm_op_set_phase(m, OPM_PHASE_TRAIN_BWD);
+                }
+                for (int mi = 0; mi < 2; mi++) {
+                    opm_profile a = run(both_models[mi], g, hw), b = run(both_models[mi], m, hw);
+                    assert_rel(a.latency_s, b.latency_s, 1e-9, both_models[mi]);
+                    cr_assert_str_eq(diag_text(&a, "kernel"), diag_text(&b, "kernel"));
+                    cr_assert_eq(diag_num(&a, "groups_active"), 1);
+                    cr_assert_null(opm_profile_diag(&b, "groups_active"));
+                }
+                opm_op_free(g);
+                opm_op_free(m);
+            }
+        opm_hardware_free(hw);
+    }
+}
+
+/* Eight equal groups against a batched GEMM of eight (own weights each):
+ * the same tiles and bytes, so the same latency while the operands fit
+ * the usable L2.  The documented difference: beyond it, a wave of the
+ * grouped kernel re-reads the weight panel of every group its tile rows
+ * span, where batched_gemm charges one panel per wave, so grouped is
+ * never faster and, on these shapes, at most 25% slower. */
+Test(gemm_models, grouped_equal_groups_vs_batched)
+{
+    opm_hardware *hw = hw_named("h100_sxm");
+    static const int64_t fit[][3] = {{512, 1024, 512}, {128, 4096, 256}, {1000, 300, 700}};
+    static const int64_t spill[][3] = {{2048, 4096, 4096}, {512, 14336, 4096}};
+    for (int mi = 0; mi < 2; mi++) {
+        for (size_t s = 0; s < 3; s++) {
+            opm_op *g = grouped(8, 8 * fit[s][0], fit[s][1], fit[s][2], "bf16");
+            opm_op *b = gemm(8, fit[s][0], fit[s][1], fit[s][2], OPM_BF16);
+            opm_profile pg = run(both_models[mi], g, hw), pbt = run(both_models[mi], b, hw);
+            assert_rel(pg.latency_s, pbt.latency_s, 1e-9, "fits L2");
+            cr_assert_eq(diag_num(&pg, "tiles"), diag_num(&pbt, "tiles"));
+            cr_assert_eq(diag_num(&pg, "groups_active"), 8);
+            opm_op_free(g);
+            opm_op_free(b);
+        }
+        for (size_t s = 0; s < 2; s++) {
+            opm_op *g = grouped(8, 8 * spill[s][0], spill[s][1], spill[s][2], "bf16");
+            opm_op *b = gemm(8, spill[s][0], spill[s][1], spill[s][2], OPM_BF16);
+            double lg = run(both_models[mi], g, hw).latency_s, lb = run(both_models[mi], b, hw).latency_s;
+            cr_assert(lg >= lb * (1 - 1e-9) && lg <= 1.25 * lb, "spill %zu: grouped %g batched %g", s, lg, lb);
+            opm_op_free(g);
+            opm_op_free(b);
+        }
+    }
+    opm_hardware_free(hw);
+}
+
+/* Uneven groups, hinted 128×128 tile: each group's last tile row is an
+ * edge tile, empty groups have none.  group_m [100, 0, 300, 1], N = 256:
+ * (1 + 0 + 3 + 1) tile rows × 2 tile columns = 10 tiles, 3 groups active;
+ * tile efficiency 401·256 / (5·128 · 256). */
+Test(gemm_models, grouped_edge_tiles_per_group)
+{
+    opm_hardware *hw = hw_named("a100_40gb_pcie");
+    opm_op *op = parse_op("{\"name\": \"g\", \"kind\": \"grouped_gemm\", \"group_m\": [100, 0, 300, 1], \"n\": 256,"
+                          " \"k\": 512, \"dtype\": \"bf16\", \"cta_tile_m\": 128, \"cta_tile_n\": 128,"
+                          " \"cta_tile_k\": 32, \"split_k\": 1}");
+    for (int mi = 0; mi < 2; mi++) {
+        opm_profile p = run(both_models[mi], op, hw);
+        cr_assert_eq(diag_num(&p, "tiles"), 10);
+        cr_assert_eq(diag_num(&p, "groups_active"), 3);
+        cr_assert_float_eq(diag_num(&p, "tile_efficiency"), 401.0 / 640, 1e-12);
+    }
+    /* The backward writes all four weight gradients: the empty group's
+     * is zeroed, 512·256·2 bytes more DRAM writes than with no empty group. */
+    opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD);
+    opm_op *full = parse_op("{\"name\": \"g\", \"kind\": \"grouped_gemm\", \"group_m\": [100, 300, 1], \"n\": 256,"
+                            " \"k\": 512, \"dtype\": \"bf16\", \"cta_tile_m\": 128, \"cta_tile_n\": 128,"
+                            " \"cta_tile_k\": 32, \"split_k\": 1}");
+    opm_op_set_phase(full, OPM_PHASE_TRAIN_BWD);
+    opm_profile a = run("extended_roofline", op, hw), b = run("extended_roofline", full, hw);
+    cr_assert_float_eq(hbm_bytes(&a) - hbm_bytes(&b), 512.0 * 256 * 2, 1);
+    cr_assert(a.latency_s > b.latency_s);
+    opm_op_free(full);
+    opm_op_free(op);
+    opm_hardware_free(hw);
+}
+
+/* A 1×1, stride-1 conv is the GEMM (N·H·W) × C_out × C_in: the same
+ * matrices, with im2col the identity, so the same prediction (tolerance
+ * 1e-9 relative: only the order of the byte sums differs). */
+Test(gemm_models, conv_1x1_is_gemm)
+{
+    static const int64_t shapes[][4] = {{32, 256, 56, 64}, {8, 64, 28, 512}, {1, 2048, 7, 512}, {16, 3, 224, 64}};
+    const char *hws[2] = {"h100_sxm", "v100_pcie_32gb"};
+    for (int i = 0; i < 2; i++) {
+        opm_hardware *hw = hw_named(hws[i]);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            int64_t n = shapes[s][0], cin = shapes[s][1], h = shapes[s][2], cout = shapes[s][3];
+            opm_op *c = conv2d(n, cin, h, cout, cin, 1, "fp16", "");
+            opm_op *m = gemm(1, n * h * h, cout, cin, OPM_FP16);
+            for (int mi = 0; mi < 2; mi++) {
+                opm_profile a = run(both_models[mi], c, hw), b = run(both_models[mi], m, hw);
+                assert_rel(a.latency_s, b.latency_s, 1e-9, hws[i]);
+                cr_assert_eq(diag_num(&a, "implicit_gemm_m"), (double)(n * h * h));
+                cr_assert_eq(diag_num(&a, "implicit_gemm_n"), (double)cout);
+                cr_assert_eq(diag_num(&a, "implicit_gemm_k"), (double)cin);
+            }
+            opm_op_free(c);
+            opm_op_free(m);
+        }
+        opm_hardware_free(hw);
+    }
+}
+
+/* 3×3 convs: monotone in the batch; the backward (dX and dW) costs more
+ * than the forward, and dropping either gradient costs less. */
+Test(gemm_models, conv_monotone_and_backward)
+{
+    const char *hws[3] = {"h100_sxm", "a100_40gb_pcie", "t4"};
+    const char *dts[3] = {"bf16", "fp32", "fp16"};
+    const char *attrs[3] = {"\"padding\": 1", "\"stride\": 2, \"padding\": 1, \"bias\": true",
+                            "\"padding\": 1, \"groups\": 4"};
+    for (int i = 0; i < 3; i++) {
+        opm_hardware *hw = hw_named(hws[i]);
+        for (int a = 0; a < 3; a++)
+            for (int mi = 0; mi < 2; mi++) {
+                double prev = 0;
+                for (int64_t n = 1; n <= 256; n *= 2) {
+                    opm_op *op = conv2d(n, 128, 28, 256, a == 2 ? 32 : 128, 3, dts[i], attrs[a]);
+                    double fwd = run(both_models[mi], op, hw).latency_s;
+                    cr_assert(fwd >= prev, "%s %s attrs %d N=%lld: %g < %g", hws[i], both_models[mi], a,
+                              (long long)n, fwd, prev);
+                    prev = fwd;
+                    opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD);
+                    opm_profile b = run(both_models[mi], op, hw);
+                    cr_assert(b.latency_s > fwd, "%s N=%lld: bwd %g <= fwd %g", hws[i], (long long)n, b.latency_s, fwd);
+                    cr_assert(strstr(diag_text(&b, "implicit_gemms"), "dgrad") != NULL);
+                    cr_assert(strstr(diag_text(&b, "implicit_gemms"), "wgrad") != NULL);
+                    cr_assert_eq(opm_op_set_bool(op, "grad_input", 0, NULL), 0);
+                    double only_dw = run(both_models[mi], op, hw).latency_s;
+                    cr_assert(only_dw < b.latency_s);
+                    opm_op_free(op);
+                }
+                cr_assert(prev > 0);
+            }
+        opm_hardware_free(hw);
+    }
+}
+
+/* The roofline is a bound: the GEMM models overlap compute with memory
+ * but never beat either, for grouped GEMMs and convs too (forward,
+ * backward, transposed, grouped convs), minus at most what the last
+ * wave's output may leave in the write-back L2 (as never_below_roofline_floor). */
+Test(gemm_models, grouped_and_conv_never_below_roofline)
+{
+    const char *hws[4] = {"h100_sxm", "a100_40gb_pcie", "mi300x", "t4"};
+    const char *ops[] = {
+        "{\"name\": \"a\", \"kind\": \"grouped_gemm\", \"groups\": 8, \"m\": 4096, \"n\": 14336, \"k\": 4096, \"dtype\": \"bf16\"}",
+        "{\"name\": \"b\", \"kind\": \"grouped_gemm\", \"group_m\": [7, 0, 900, 33, 1, 0, 64, 2000], \"n\": 2048, \"k\": 7168, \"dtype\": \"bf16\"}",
+        "{\"name\": \"c\", \"kind\": \"grouped_gemm\", \"groups\": 64, \"m\": 16, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}",
+        "{\"name\": \"d\", \"kind\": \"conv\", \"input\": [32, 64, 56, 56], \"weight\": [64, 64, 3, 3], \"padding\": 1, \"dtype\": \"bf16\"}",
+        "{\"name\": \"e\", \"kind\": \"conv\", \"input\": [10, 128, 28, 28], \"weight\": [256, 128, 3, 3], \"stride\": 2, \"padding\": 1, \"bias\": true, \"dtype\": \"bf16\"}",
+        "{\"name\": \"f\", \"kind\": \"conv\", \"input\": [8, 64, 16, 16], \"weight\": [64, 32, 3, 3], \"transposed\": true, \"groups\": 4, \"stride\": 2, \"padding\": 1, \"output_padding\": 1, \"bias\": true, \"dtype\": \"fp16\"}",
+        "{\"name\": \"g\", \"kind\": \"conv\", \"input\": [4, 16, 32, 64, 64], \"weight\": [32, 16, 3, 3, 3], \"padding\": 1, \"dilation\": 2, \"dtype\": \"fp32\"}",
+        "{\"name\": \"h\", \"kind\": \"conv\", \"input\": [64, 256, 1000], \"weight\": [256, 64, 5], \"groups\": 4, \"padding\": 2, \"dtype\": \"bf16\"}",
+        "{\"name\": \"i\", \"kind\": \"conv\", \"input\": [1, 3, 512, 512], \"weight\": [64, 3, 7, 7], \"stride\": 2, \"padding\": 3, \"dtype\": \"fp16\"}",
+    };
+    for (int i = 0; i < 4; i++) {
+        opm_hardware *hw = hw_named(hws[i]);
+        const opm_memory_level *l2 = opm_hardware_find_level(hw, "l2");
+        double bw = opm_hardware_find_level(hw, "hbm")->bandwidth_bytes_per_s;
+        for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
+            for (int ph = 0; ph < 2; ph++) {
+                opm_op *op = parse_op(ops[o]);
+                if (ph) opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD);
+                opm_profile r = run("roofline", op, hw);
+                double allow = fmin((double)r.output_bytes, l2 ? l2->size_bytes : 0) / bw;
+                double floor_s = fmax(r.compute_time_s, diag_num(&r, "memory_time_s") - allow) + r.overhead_s;
+                for (int mi = 0; mi < 2; mi++) {
+                    opm_profile p = run(both_models[mi], op, hw);
+                    cr_assert(p.latency_s >= floor_s * (1 - 1e-9), "%s %s op %zu phase %d: %g < floor %g", hws[i],
+                              both_models[mi], o, ph, p.latency_s, floor_s);
+                    cr_assert_eq(p.flops, r.flops);
+                    cr_assert_str_eq(p.model, both_models[mi]);
+                    cr_assert(strncmp(diag_text(&p, "kernel"), "tensorop", 8) == 0 ||
+                              strncmp(diag_text(&p, "kernel"), "sgemm", 5) == 0);
+                }
+                opm_op_free(op);
+            }
+        opm_hardware_free(hw);
+    }
+}
+
+/* Every diagnostic of the GEMM path, plus groups_active or the implicit
+ * GEMM's, within OPM_MAX_DIAGS; the profile JSON carries them all. */
+Test(gemm_models, grouped_and_conv_diagnostics)
+{
+    static const char *const common[] = {"limiting_resource", "kernel", "tile", "split_k", "pipeline_stages",
+                                         "warps_per_cta", "ctas_per_sm", "occupancy_limit", "tiles", "waves",
+                                         "tile_efficiency", "wave_efficiency", "prologue_s", "epilogue_s",
+                                         "overhead_s", "achieved_flops_per_s", "findings", "power_time_s"};
+    static const char *const ext[] = {"l2_hit_ratio", "compute_time_s", "smem_time_s", "l2_time_s", "dram_time_s"};
+    static const char *const eff[] = {"raw_rates_per_s", "effective_rates_per_s", "occupancy_class", "smsp_warps",
+                                      "tied_limits"};
+    static const char *const conv_keys[] = {"implicit_gemm_m", "implicit_gemm_n", "implicit_gemm_k", "implicit_gemms"};
+    opm_hardware *hw = hw_named("t4"); /* has a power cap: power_time_s is present */
+    opm_op *ops[2] = {grouped(8, 4096, 4096, 1024, "fp16"),
+                      conv2d(16, 128, 28, 256, 128, 3, "fp16", "\"padding\": 1, \"bias\": true")};
+    for (int o = 0; o < 2; o++)
+        for (int ph = 0; ph < 2; ph++) {
+            if (ph) opm_op_set_phase(ops[o], OPM_PHASE_TRAIN_BWD);
+            for (int mi = 0; mi < 2; mi++) {
+                opm_profile p = run(both_models[mi], ops[o], hw);
+                for (size_t k = 0; k < sizeof common / sizeof common[0]; k++)
+                    cr_assert_not_null(opm_profile_diag(&p, common[k]), "%s: no %s", both_models[mi], common[k]);
+                for (size_t k = 0; k < 5; k++)
+                    cr_assert_not_null(opm_profile_diag(&p, mi ? eff[k] : ext[k]), "no %s", mi ? eff[k] : ext[k]);
+                for (size_t k = 0; k < 4; k++)
+                    cr_assert_eq(opm_profile_diag(&p, conv_keys[k]) != NULL, o == 1, "%s", conv_keys[k]);
+                cr_assert_eq(opm_profile_diag(&p, "groups_active") != NULL, o == 0);
+                cr_assert_leq(p.diag_count, OPM_MAX_DIAGS);
+                if (o) cr_assert_gt(p.diag_count, 24, "more than the old limit of 24 fit");
+                opm_error err;
+                char *json = opm_profile_to_json(&p, &err);
+                cr_assert_not_null(json);
+                cr_assert(strstr(json, o ? "\"implicit_gemms\": \"" : "\"groups_active\": 8") != NULL, "%s", json);
+                cr_assert(strstr(json, "\"findings\": ") != NULL);
+                free(json);
+            }
+        }
+    opm_op_free(ops[0]);
+    opm_op_free(ops[1]);
+    opm_hardware_free(hw);
+}
+
+/* Depthwise convs run as direct memory-bound kernels, not implicit GEMMs:
+ * they fall back to the roofline, under the model's name. */
+Test(gemm_models, depthwise_conv_falls_back)
+{
+    opm_hardware *hw = hw_named("h100_sxm");
+    opm_op *op = conv2d(32, 96, 112, 96, 1, 3, "bf16", "\"padding\": 1, \"groups\": 96");
+    opm_profile r = run("roofline", op, hw);
+    for (int mi = 0; mi < 2; mi++) {
+        opm_profile p = run(both_models[mi], op, hw);
+        cr_assert_eq(p.latency_s, r.latency_s);
+        cr_assert_str_eq(p.model, both_models[mi]);
+        cr_assert_null(opm_profile_diag(&p, "implicit_gemm_m"));
+    }
     opm_op_free(op);
     opm_hardware_free(hw);
 }
