@@ -154,30 +154,6 @@ static int list_csv(const char *dir, char ***paths, size_t *n, size_t *cap, opm_
     return rc;
 }
 
-/* Splits a line in place at commas; strips spaces, line ends and quotes
- * around a field (the contract format has no quoted commas). */
-static int split_csv(char *line, char **f, int max)
-{
-    int n = 0;
-    for (char *p = line; n < max;) {
-        f[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = '\0';
-        p = c + 1;
-    }
-    for (int i = 0; i < n; i++) {
-        size_t l = strlen(f[i]);
-        while (l && (f[i][l - 1] == '\n' || f[i][l - 1] == '\r' || f[i][l - 1] == ' ')) f[i][--l] = '\0';
-        while (*f[i] == ' ') f[i]++, l--;
-        if (l >= 2 && f[i][0] == '"' && f[i][l - 1] == '"') {
-            f[i][l - 1] = '\0';
-            f[i]++;
-        }
-    }
-    return n;
-}
-
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_KERNEL, COL_CLOCK,
        NCOL };
 static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
@@ -269,7 +245,7 @@ static int read_file(reader *rd, const char *path)
         if (line[strspn(line, " \t\r\n")] == '\0') continue;
         /* A spreadsheet's UTF-8 byte order mark would hide the first column name. */
         char *start = !have_header && !strncmp(line, "\xEF\xBB\xBF", 3) ? line + 3 : line;
-        int nf = split_csv(start, fld, MAX_FIELDS);
+        int nf = opm_csv_split_line(start, fld, MAX_FIELDS);
         if (!have_header) {
             have_header = 1;
             for (int i = 0; i < nf; i++)

@@ -108,9 +108,7 @@ static int list_csv(const char *dir, char ***paths, size_t *n, size_t *cap, opm_
     return rc;
 }
 
-/* Splits a CSV line in place (no quoting in the contract format; quotes
- * around a field are stripped). */
-static int split_csv(char *line, char **f, int max)
+int opm_csv_split_line(char *line, char **f, int max)
 {
     int n = 0;
     char *p = line;
@@ -226,7 +224,7 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         fclose(f);
         return 0; /* an empty file holds no rows */
     }
-    int nf = split_csv(line, fld, 64);
+    int nf = opm_csv_split_line(line, fld, 64);
     for (int i = 0; i < nf; i++)
         for (int c = 0; c < NCOL; c++)
             if (strcmp(fld[i], col_names[c]) == 0) col[c] = i;
@@ -239,7 +237,7 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
     int rc = 0;
     while (fgets(line, sizeof line, f)) {
         if (line[0] == '\n' || line[0] == '\r' || line[0] == '\0') continue;
-        nf = split_csv(line, fld, 64);
+        nf = opm_csv_split_line(line, fld, 64);
         opm_gemm_row r;
         memset(&r, 0, sizeof r);
         int bad = 0;
@@ -532,6 +530,17 @@ static void stats(const opm_gemm_dataset *ds, const double *pred, const unsigned
     s->p90_ape = scratch[p90 ? p90 - 1 : 0];
 }
 
+/* Error statistics of the selected rows, one size class at a time; `sub`
+ * is scratch of one byte per row. */
+static void class_stats(const opm_gemm_dataset *ds, opm_gemm_validation *v, const unsigned char *sel,
+                        unsigned char *sub, double *scratch)
+{
+    for (int c = 0; c < GC_COUNT; c++) {
+        for (size_t i = 0; i < ds->n_rows; i++) sub[i] = sel[i] && ds->rows[i].cls == c;
+        stats(ds, v->pred_s, sub, scratch, &v->by_class[c]);
+    }
+}
+
 static const char *group_tag(const opm_gemm_dataset *ds, size_t g)
 {
     const char *bar = strchr(ds->group_names[g], '|');
@@ -614,10 +623,7 @@ int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *
         for (size_t i = 0; i < n; i++) sub[i] = sel[i] && ds->rows[i].hw == (int)h;
         stats(ds, v->pred_s, sub, scratch, &v->by_hw[h]);
     }
-    for (int c = 0; c < GC_COUNT; c++) {
-        for (size_t i = 0; i < n; i++) sub[i] = sel[i] && ds->rows[i].cls == c;
-        stats(ds, v->pred_s, sub, scratch, &v->by_class[c]);
-    }
+    class_stats(ds, v, sel, sub, scratch);
     free(sub);
     free(scratch);
     free(sel);
@@ -691,10 +697,7 @@ int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int us
     if (!rc) {
         stats(ds, v->pred_s, sel, scratch, &v->overall);
         v->rows = v->overall.n;
-        for (int c = 0; c < GC_COUNT; c++) {
-            for (size_t i = 0; i < n; i++) sub[i] = sel[i] && ds->rows[i].cls == c;
-            stats(ds, v->pred_s, sub, scratch, &v->by_class[c]);
-        }
+        class_stats(ds, v, sel, sub, scratch);
     }
     free(scratch);
     free(work);

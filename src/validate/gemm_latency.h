@@ -54,6 +54,11 @@ typedef struct opm_gemm_dataset {
 /* Reads every *.csv under dir (recursively, in sorted order).  Files whose
  * header lacks the contract's required columns are an error naming the
  * file.  Rows of unknown hardware are counted and skipped. */
+/* Splits one line of a contract §4 CSV in place at commas into at most
+ * `max` fields, stripping spaces, line ends and quotes around a field (the
+ * format has no quoted commas).  Returns the field count. */
+int opm_csv_split_line(char *line, char **f, int max);
+
 int opm_gemm_dataset_load(const char *dir, opm_gemm_dataset *ds, opm_error *err);
 void opm_gemm_dataset_free(opm_gemm_dataset *ds);
 
