@@ -41,9 +41,18 @@ static inline uint64_t opm_bytes(uint64_t elems, opm_dtype dt, int *ok)
     uint64_t bits = opm_mul(elems, opm_dtype_bits(dt), ok);
     return bits / 8 + (bits % 8 != 0);
 }
-/* Product of a tensor's dims. */
-uint64_t opm_tensor_elems(const opm_tensor *t, int *ok);
-uint64_t opm_tensor_bytes(const opm_tensor *t, int *ok);
+/* Product of a tensor's dims, and its bytes.  Inline: every kind's count()
+ * calls these on its hot path. */
+static inline uint64_t opm_tensor_elems(const opm_tensor *t, int *ok)
+{
+    uint64_t n = 1;
+    for (int d = 0; d < t->rank; d++) n = opm_mul(n, (uint64_t)t->shape[d], ok);
+    return n;
+}
+static inline uint64_t opm_tensor_bytes(const opm_tensor *t, int *ok)
+{
+    return opm_bytes(opm_tensor_elems(t, ok), t->dtype, ok);
+}
 
 /* The canonical names, NULL-terminated (dtypes end with the "fp8" alias),
  * for parsers and "did you mean" suggestions. */

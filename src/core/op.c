@@ -343,18 +343,6 @@ size_t opm_op_get_ints(const opm_op *op, const char *key, const int64_t **values
     return 0;
 }
 
-uint64_t opm_tensor_elems(const opm_tensor *t, int *ok)
-{
-    uint64_t n = 1;
-    for (int d = 0; d < t->rank; d++) n = opm_mul(n, (uint64_t)t->shape[d], ok);
-    return n;
-}
-
-uint64_t opm_tensor_bytes(const opm_tensor *t, int *ok)
-{
-    return opm_bytes(opm_tensor_elems(t, ok), t->dtype, ok);
-}
-
 /* Attribute names and types are checked against the kind's table here, so
  * every kind gets the same "unknown key, did you mean" behaviour. */
 /* The value of an attribute as text, for "got ..." in messages. */

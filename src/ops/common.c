@@ -99,12 +99,9 @@ void opm_shape_text(const int64_t *s, int r, char *buf, size_t cap)
     if (o < cap) snprintf(buf + o, cap - o, "]");
 }
 
-int opm_expect_shape(const opm_op *op, const opm_tensor *t, const int64_t *shape, int rank,
-                     opm_error *err)
+int opm_shape_mismatch(const opm_op *op, const opm_tensor *t, const int64_t *shape, int rank,
+                       opm_error *err)
 {
-    int same = t->rank == rank;
-    for (int i = 0; same && i < rank; i++) same = t->shape[i] == shape[i];
-    if (same) return 0;
     char f[OPM_ERROR_FIELD_MAX], want[160], got[160];
     opm_tensor_field(op, t, ".shape", f, sizeof f);
     opm_shape_text(shape, rank, want, sizeof want);

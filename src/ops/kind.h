@@ -63,9 +63,19 @@ void opm_tensor_field(const opm_op *op, const opm_tensor *t, const char *suffix,
 /* The nth tensor of a role, or an error naming what is missing. */
 const opm_tensor *opm_need_tensor(const opm_op *op, opm_role role, size_t nth, int min_rank,
                                   int max_rank, const char *what, opm_error *err);
-/* Shape equality check with an error on `t` naming the expected shape. */
-int opm_expect_shape(const opm_op *op, const opm_tensor *t, const int64_t *shape, int rank,
-                     opm_error *err);
+/* The error for a tensor whose shape is not `shape` (always non-zero). */
+int opm_shape_mismatch(const opm_op *op, const opm_tensor *t, const int64_t *shape, int rank,
+                       opm_error *err);
+/* Shape equality check with an error on `t` naming the expected shape.  The
+ * passing case is inline, a few compares, because validate() runs it for
+ * every tensor of every op; only a failure builds the message. */
+static inline int opm_expect_shape(const opm_op *op, const opm_tensor *t, const int64_t *shape,
+                                   int rank, opm_error *err)
+{
+    int same = t->rank == rank;
+    for (int i = 0; same && i < rank; i++) same = t->shape[i] == shape[i];
+    return same ? 0 : opm_shape_mismatch(op, t, shape, rank, err);
+}
 /* Short form: reads and removes the positive int key. */
 int opm_short_int(opm_op *op, const char *key, int required, int64_t dflt, int64_t *out,
                   opm_error *err);

@@ -77,25 +77,6 @@ static int shape_err(const opm_op *op, const opm_tensor *t, opm_error *err, cons
     return opm_err(err, OPM_EINVAL, f, "%s", msg);
 }
 
-static int same(const opm_tensor *t, const int64_t *shape, int rank)
-{
-    if (t->rank != rank) return 0;
-    for (int i = 0; i < rank; i++)
-        if (t->shape[i] != shape[i]) return 0;
-    return 1;
-}
-/* A shape check that costs a few compares when it passes. */
-static int expect(const opm_op *op, const opm_tensor *t, const int64_t *shape, int rank, opm_error *err)
-{
-    return same(t, shape, rank) ? 0 : opm_expect_shape(op, t, shape, rank, err);
-}
-static uint64_t tbytes(const opm_tensor *t, int *ok)
-{
-    uint64_t e = 1;
-    for (int i = 0; i < t->rank; i++) e = opm_mul(e, (uint64_t)t->shape[i], ok);
-    return opm_bytes(e, t->dtype, ok);
-}
-
 /* Every input of an op besides the ones named must not exist. */
 static int only_inputs(const opm_op *op, const opm_tensor *a, const opm_tensor *b, const opm_tensor *c,
                        opm_error *err)
@@ -385,7 +366,7 @@ static int moe_dims_of(const opm_op *op, moe_dims *m, opm_error *err)
         return shape_err(op, m->tw, err, "expected routing weights [%lld, k] with k <= %lld experts", (long long)t,
                          (long long)e);
     int64_t ws[2] = {t, k}, w2s[3] = {e, h, i};
-    if (expect(op, m->ids, ws, 2, err) || expect(op, w2, w2s, 3, err) || expect(op, m->y, m->x->shape, 2, err))
+    if (opm_expect_shape(op, m->ids, ws, 2, err) || opm_expect_shape(op, w2, w2s, 3, err) || opm_expect_shape(op, m->y, m->x->shape, 2, err))
         return OPM_EINVAL;
     if (w1->shape[2] != h || (n1 != i && n1 != 2 * i))
         return shape_err(op, w1, err, "expected w1 [E, 2·I or I, %lld] with I = %lld from w2", (long long)h,
@@ -437,7 +418,7 @@ static int moe_count(const opm_op *op, opm_counts *c, opm_error *err)
         opm_flop_weight_find(m.gated ? (m.gelu ? "gelu_mul" : "silu_mul") : (m.gelu ? "gelu" : "silu"));
     uint64_t tk = opm_mul(m.t, m.k, &ok), tkh = opm_mul(tk, m.h, &ok), tki = opm_mul(tk, m.i, &ok);
     uint64_t fwd = opm_mul(opm_mul(2, tkh, &ok), opm_add(m.n1, m.i, &ok), &ok);
-    uint64_t x = tbytes(m.x, &ok), tw = tbytes(m.tw, &ok), ids = tbytes(m.ids, &ok), y = tbytes(m.y, &ok);
+    uint64_t x = opm_tensor_bytes(m.x, &ok), tw = opm_tensor_bytes(m.tw, &ok), ids = opm_tensor_bytes(m.ids, &ok), y = opm_tensor_bytes(m.y, &ok);
     /* weights: all experts resident, the active ones read (each [E, ...]
      * tensor × active/E, exact since the leading dim is E) */
     uint64_t wall = 0, wact = 0, w12 = 0;

@@ -55,13 +55,6 @@ static int same(const opm_tensor *t, const opm_tensor *u)
     return 1;
 }
 
-static uint64_t elems(const opm_tensor *t, int *ok)
-{
-    uint64_t e = 1;
-    for (int i = 0; i < t->rank; i++) e = opm_mul(e, (uint64_t)t->shape[i], ok);
-    return e;
-}
-
 static int dims(const opm_op *op, rope_dims *r, opm_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -140,7 +133,7 @@ static int dims(const opm_op *op, rope_dims *r, opm_error *err)
     r->rot = (uint64_t)rot;
     int ok = 1;
     r->tokens = opm_mul((uint64_t)b, (uint64_t)s, &ok);
-    if (r->pos && elems(r->pos, &ok) != r->tokens) {
+    if (r->pos && opm_tensor_elems(r->pos, &ok) != r->tokens) {
         opm_tensor_field(op, r->pos, ".shape", f, sizeof f);
         return opm_err(err, OPM_EINVAL, f, "expected one position per token (%llu elements)",
                        (unsigned long long)r->tokens);
@@ -151,7 +144,7 @@ static int dims(const opm_op *op, rope_dims *r, opm_error *err)
     for (int i = 0; i < r->ntab; i++) {
         const opm_tensor *t = r->tab[i];
         uint64_t w = (uint64_t)t->shape[t->rank - 1];
-        uint64_t rows = (r->tab_el[i] = elems(t, &ok)) / w;
+        uint64_t rows = (r->tab_el[i] = opm_tensor_elems(t, &ok)) / w;
         r->tab_w[i] = w;
         int wok = w == r->rot || (r->ntab == 2 && 2 * w == r->rot);
         int rok = r->pos || rows == (uint64_t)s || rows == r->tokens;

@@ -76,32 +76,16 @@
 static int fw(const char *f) { return opm_flop_weight_find(f)->fwd; }
 static int bw(const char *f) { return opm_flop_weight_find(f)->bwd; }
 
-/* Shape checks that cost a few compares when they pass; the shared helpers
- * build the error messages only when they fail. */
-static int same(const opm_tensor *t, const int64_t *shape, int rank)
-{
-    if (t->rank != rank) return 0;
-    for (int i = 0; i < rank; i++)
-        if (t->shape[i] != shape[i]) return 0;
-    return 1;
-}
-static int expect(const opm_op *op, const opm_tensor *t, const int64_t *shape, int rank, opm_error *err)
-{
-    return same(t, shape, rank) ? 0 : opm_expect_shape(op, t, shape, rank, err);
-}
 static const opm_tensor *need_rank(const opm_op *op, const opm_tensor *t, opm_role role, size_t nth, int rank,
                                    const char *what, opm_error *err)
 {
     if (t && t->rank == rank) return t;
     return opm_need_tensor(op, role, nth, rank, rank, what, err);
 }
-/* Bytes of a tensor (0 for none), the loop inline. */
+/* Bytes of an optional tensor (0 for none). */
 static uint64_t tb(const opm_tensor *t, int *ok)
 {
-    if (!t) return 0;
-    uint64_t e = 1;
-    for (int i = 0; i < t->rank; i++) e = opm_mul(e, (uint64_t)t->shape[i], ok);
-    return opm_bytes(e, t->dtype, ok);
+    return t ? opm_tensor_bytes(t, ok) : 0;
 }
 #define OPM_MAX_TENSORS_SSD 8
 
@@ -145,11 +129,11 @@ static int conv_dims_of(const opm_op *op, conv_dims *g, opm_error *err)
         return opm_err(err, OPM_EINVAL, f, "expected a depthwise weight [%lld, W] or [%lld, 1, W]",
                        (long long)d, (long long)d);
     }
-    if (expect(op, g->y, x->shape, 3, err) || (g->bias && expect(op, g->bias, &d, 1, err))) return OPM_EINVAL;
+    if (opm_expect_shape(op, g->y, x->shape, 3, err) || (g->bias && opm_expect_shape(op, g->bias, &d, 1, err))) return OPM_EINVAL;
     int64_t st[3] = {b, d, k - 1};
     if ((g->init || g->fin) && k < 2)
         return opm_err(err, OPM_EINVAL, "tensors", "expected no conv states with a kernel width of 1");
-    if ((g->init && expect(op, g->init, st, 3, err)) || (g->fin && expect(op, g->fin, st, 3, err)))
+    if ((g->init && opm_expect_shape(op, g->init, st, 3, err)) || (g->fin && opm_expect_shape(op, g->fin, st, 3, err)))
         return OPM_EINVAL;
     if ((g->act = act_kind(op, err)) < 0) return OPM_EINVAL;
     g->b = (uint64_t)b;
@@ -273,8 +257,8 @@ static int ssd_dims_of(const opm_op *op, ssd_dims *s, opm_error *err)
     const int64_t *xs = s->x->shape, *bs = s->bm->shape;
     int64_t b = xs[0], l = xs[1], h = xs[2], p = xs[3], g = bs[2], n = bs[3];
     int64_t dts[3] = {b, l, h}, bcs[4] = {b, l, g, n}, st[4] = {b, h, p, n};
-    if (expect(op, s->dt, dts, 3, err) || expect(op, s->cm, bcs, 4, err) || expect(op, s->a, &h, 1, err) ||
-        expect(op, s->y, xs, 4, err))
+    if (opm_expect_shape(op, s->dt, dts, 3, err) || opm_expect_shape(op, s->cm, bcs, 4, err) || opm_expect_shape(op, s->a, &h, 1, err) ||
+        opm_expect_shape(op, s->y, xs, 4, err))
         return OPM_EINVAL;
     if (bs[0] != b || bs[1] != l || h % g != 0) {
         opm_tensor_field(op, s->bm, ".shape", f, sizeof f);
@@ -288,24 +272,24 @@ static int ssd_dims_of(const opm_op *op, ssd_dims *s, opm_error *err)
         if (t->role == OPM_ROLE_INPUT) {
             if (lay[0] == 'z' && !lay[1]) {
                 slot = &s->z;
-                rc = expect(op, t, xs, 4, err);
+                rc = opm_expect_shape(op, t, xs, 4, err);
             } else if (lay[0] == 'i' && !strcmp(lay, "initial_states")) {
                 slot = &s->init;
-                rc = expect(op, t, st, 4, err);
+                rc = opm_expect_shape(op, t, st, 4, err);
             }
         } else if (t->role == OPM_ROLE_WEIGHT) {
             if (lay[0] == 'D' && !lay[1]) {
                 int64_t hp[2] = {h, p};
                 slot = &s->d;
-                if (!(t->rank == 1 && t->shape[0] == h)) rc = expect(op, t, hp, 2, err);
+                if (!(t->rank == 1 && t->shape[0] == h)) rc = opm_expect_shape(op, t, hp, 2, err);
             } else if (lay[0] == 'd' && !strcmp(lay, "dt_bias")) {
                 slot = &s->dtb;
-                rc = expect(op, t, &h, 1, err);
+                rc = opm_expect_shape(op, t, &h, 1, err);
             }
         } else if (t->role == OPM_ROLE_OUTPUT) {
             slot = &s->st;
             if (t->rank != 5) {
-                rc = expect(op, t, st, 4, err);
+                rc = opm_expect_shape(op, t, st, 4, err);
             } else if (t->shape[0] != b || t->shape[2] != h || t->shape[3] != p || t->shape[4] != n) {
                 opm_tensor_field(op, t, ".shape", f, sizeof f);
                 return opm_err(err, OPM_EINVAL, f,
