@@ -101,57 +101,10 @@ typedef struct reader {
     opm_error *err;
 } reader;
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
 static void free_list(char **v, size_t n)
 {
     for (size_t i = 0; i < n; i++) free(v[i]);
     free(v);
-}
-
-/* Appends every *.csv under dir, depth first, each directory in sorted
- * order (the order that numbers the rows). */
-static int list_csv(const char *dir, char ***paths, size_t *n, size_t *cap, opm_error *err)
-{
-    DIR *d = opendir(dir);
-    if (!d) return opm_err(err, OPM_EIO, "--data", "cannot open directory '%s': %s", dir, strerror(errno));
-    char **names = NULL;
-    size_t nn = 0, nc = 0;
-    int rc = 0;
-    struct dirent *de;
-    while (!rc && (de = readdir(d))) {
-        if (de->d_name[0] == '.') continue;
-        if (nn == nc) {
-            nc = nc ? 2 * nc : 16;
-            char **t = realloc(names, nc * sizeof *t);
-            if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-            names = t;
-        }
-        size_t len = strlen(dir) + strlen(de->d_name) + 2;
-        if (!(names[nn] = malloc(len))) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-        snprintf(names[nn++], len, "%s/%s", dir, de->d_name);
-    }
-    closedir(d);
-    if (!rc) qsort(names, nn, sizeof *names, cmp_str);
-    for (size_t i = 0; !rc && i < nn; i++) {
-        struct stat st;
-        size_t len = strlen(names[i]);
-        if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            rc = list_csv(names[i], paths, n, cap, err);
-        } else if (len > 4 && strcmp(names[i] + len - 4, ".csv") == 0) {
-            if (*n == *cap) {
-                size_t c2 = *cap ? 2 * *cap : 32;
-                char **t = realloc(*paths, c2 * sizeof *t);
-                if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-                *paths = t;
-                *cap = c2;
-            }
-            (*paths)[(*n)++] = names[i];
-            names[i] = NULL;
-        }
-    }
-    free_list(names, nn);
-    return rc;
 }
 
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_KERNEL, COL_CLOCK,
@@ -278,7 +231,7 @@ static int read_data(reader *rd, const char *data)
     if (!S_ISDIR(st.st_mode)) return read_file(rd, data);
     char **paths = NULL;
     size_t n = 0, cap = 0;
-    int rc = list_csv(data, &paths, &n, &cap, rd->err);
+    int rc = opm_csv_list_dir(data, "--data", &paths, &n, &cap, rd->err);
     for (size_t i = 0; !rc && i < n; i++) rc = read_file(rd, paths[i]);
     free_list(paths, n);
     if (!rc && n == 0) rc = opm_err(rd->err, OPM_EINVAL, "--data", "no *.csv files under '%s'", data);

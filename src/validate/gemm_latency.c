@@ -63,16 +63,17 @@ int opm_gemm_size_class(double batch, double m, double n, double k)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Appends every *.csv under dir to a list (sorted per directory). */
-static int list_csv(const char *dir, char ***paths, size_t *n, size_t *cap, opm_error *err)
+/* Appends every *.csv under dir, depth first, each directory in sorted
+ * order (the order that numbers the rows). */
+int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *n, size_t *cap, opm_error *err)
 {
     DIR *d = opendir(dir);
-    if (!d) return opm_err(err, OPM_EIO, "--data-dir", "cannot open directory '%s': %s", dir, strerror(errno));
+    if (!d) return opm_err(err, OPM_EIO, field, "cannot open directory '%s': %s", dir, strerror(errno));
     char **names = NULL;
     size_t nn = 0, nc = 0;
-    struct dirent *de;
     int rc = 0;
-    while ((de = readdir(d))) {
+    struct dirent *de;
+    while (!rc && (de = readdir(d))) {
         if (de->d_name[0] == '.') continue;
         if (nn == nc) {
             nc = nc ? 2 * nc : 16;
@@ -81,29 +82,29 @@ static int list_csv(const char *dir, char ***paths, size_t *n, size_t *cap, opm_
             names = t;
         }
         size_t len = strlen(dir) + strlen(de->d_name) + 2;
-        names[nn] = malloc(len);
-        if (!names[nn]) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-        snprintf(names[nn], len, "%s/%s", dir, de->d_name);
-        nn++;
+        if (!(names[nn] = malloc(len))) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+        snprintf(names[nn++], len, "%s/%s", dir, de->d_name);
     }
     closedir(d);
     if (!rc) qsort(names, nn, sizeof *names, cmp_str);
-    for (size_t i = 0; i < nn; i++) {
+    for (size_t i = 0; !rc && i < nn; i++) {
         struct stat st;
-        if (!rc && stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            rc = list_csv(names[i], paths, n, cap, err);
-        } else if (!rc && strlen(names[i]) > 4 && strcmp(names[i] + strlen(names[i]) - 4, ".csv") == 0) {
+        size_t len = strlen(names[i]);
+        if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = opm_csv_list_dir(names[i], field, paths, n, cap, err);
+        } else if (len > 4 && strcmp(names[i] + len - 4, ".csv") == 0) {
             if (*n == *cap) {
-                *cap = *cap ? 2 * *cap : 32;
-                char **t = realloc(*paths, *cap * sizeof *t);
-                if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); free(names[i]); continue; }
+                size_t c2 = *cap ? 2 * *cap : 32;
+                char **t = realloc(*paths, c2 * sizeof *t);
+                if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
                 *paths = t;
+                *cap = c2;
             }
             (*paths)[(*n)++] = names[i];
-            continue;
+            names[i] = NULL;
         }
-        free(names[i]);
     }
+    for (size_t i = 0; i < nn; i++) free(names[i]);
     free(names);
     return rc;
 }
@@ -298,7 +299,7 @@ int opm_gemm_dataset_load(const char *dir, opm_gemm_dataset *ds, opm_error *err)
     memset(ds, 0, sizeof *ds);
     char **paths = NULL;
     size_t n = 0, cap = 0;
-    int rc = list_csv(dir, &paths, &n, &cap, err);
+    int rc = opm_csv_list_dir(dir, "--data-dir", &paths, &n, &cap, err);
     for (size_t i = 0; i < n; i++) {
         if (!rc) {
             rc = load_file(paths[i], ds, err);

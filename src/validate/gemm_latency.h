@@ -58,6 +58,11 @@ typedef struct opm_gemm_dataset {
  * `max` fields, stripping spaces, line ends and quotes around a field (the
  * format has no quoted commas).  Returns the field count. */
 int opm_csv_split_line(char *line, char **f, int max);
+/* Appends the path of every *.csv under dir to *paths (malloc'ed strings,
+ * *n used of *cap), depth first, each directory in sorted order — the order
+ * that numbers the rows.  `field` names the option in errors. */
+int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *n, size_t *cap,
+                     opm_error *err);
 
 int opm_gemm_dataset_load(const char *dir, opm_gemm_dataset *ds, opm_error *err);
 void opm_gemm_dataset_free(opm_gemm_dataset *ds);
