@@ -548,20 +548,30 @@ static const char *group_tag(const opm_gemm_dataset *ds, size_t g)
     return bar ? bar + 1 : "";
 }
 
-int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
-                      opm_gemm_validation *v, opm_error *err)
+/* A zeroed result for `model` with its per-hardware, per-group and per-row
+ * arrays allocated; 0 when out of memory (free it with
+ * opm_gemm_validation_free either way). */
+static int validation_alloc(const opm_gemm_dataset *ds, const char *model, opm_gemm_validation *v)
 {
     memset(v, 0, sizeof *v);
-    v->model = o->model;
+    v->model = model;
     size_t n = ds->n_rows;
     v->by_hw = calloc(ds->n_hw + 1, sizeof *v->by_hw);
     v->group_overhead_s = calloc(ds->n_groups + 1, sizeof *v->group_overhead_s);
     v->group_cal_rows = calloc(ds->n_groups + 1, sizeof *v->group_cal_rows);
     v->pred_s = malloc((n + 1) * sizeof *v->pred_s);
     v->is_cal = calloc(n + 1, 1);
+    return v->by_hw && v->group_overhead_s && v->group_cal_rows && v->pred_s && v->is_cal;
+}
+
+int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
+                      opm_gemm_validation *v, opm_error *err)
+{
+    size_t n = ds->n_rows;
+    int allocated = validation_alloc(ds, o->model, v);
     double *scratch = malloc((n + 1) * sizeof *scratch);
     unsigned char *sel = malloc(n + 1);
-    if (!v->by_hw || !v->group_overhead_s || !v->group_cal_rows || !v->pred_s || !v->is_cal || !scratch || !sel) {
+    if (!allocated || !scratch || !sel) {
         free(scratch);
         free(sel);
         opm_gemm_validation_free(v);
@@ -677,20 +687,13 @@ static int hold_out(const opm_gemm_dataset *ds, const char *model, int use_kerne
 int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base,
                            opm_gemm_validation *v, opm_error *err)
 {
-    memset(v, 0, sizeof *v);
-    v->model = model;
     size_t n = ds->n_rows;
-    v->by_hw = calloc(ds->n_hw + 1, sizeof *v->by_hw);
-    v->group_overhead_s = calloc(ds->n_groups + 1, sizeof *v->group_overhead_s);
-    v->group_cal_rows = calloc(ds->n_groups + 1, sizeof *v->group_cal_rows);
-    v->pred_s = malloc((n + 1) * sizeof *v->pred_s);
-    v->is_cal = calloc(n + 1, 1);
+    int allocated = validation_alloc(ds, model, v);
     double *scratch = malloc((n + 1) * sizeof *scratch);
     double *work = malloc((n + 1) * sizeof *work);
     unsigned char *sel = calloc(n + 1, 1), *sub = malloc(n + 1);
     int rc = 0;
-    if (!v->by_hw || !v->group_overhead_s || !v->group_cal_rows || !v->pred_s || !v->is_cal || !scratch || !work ||
-        !sel || !sub)
+    if (!allocated || !scratch || !work || !sel || !sub)
         rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; !rc && i < n; i++) v->pred_s[i] = NAN;
     for (size_t h = 0; !rc && h < ds->n_hw; h++)
