@@ -34,13 +34,10 @@ static double mind(double a, double b) { return a < b ? a : b; }
 static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e)
 {
     const gemm_kernel *k = &e->kern;
-    double share = h->tensor ? 1.0 : opm_gemm_ffma_share(k, h->warp_size);
-    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
-    double warp_reads = k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
-    double tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;
-    double out_elem = k->split_k > 1 ? 4.0 : pb->c_bytes;
-    double miss = e->l2_read > 0 ? mind(1.0, e->dram_read / e->l2_read) : 1.0;
-    double lat = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
+    gemm_wave_in in;
+    opm_gemm_wave_in(pb, h, e, &in);
+    double share = in.share, warp_reads = in.warp_reads, tile_iter_bytes = in.tile_iter_bytes;
+    double out_elem = in.out_elem, lat = in.lat_s;
     double first_pro = -1, dominant = -1;
     for (int w = 0; w < 2; w++) {
         double nt = w ? e->tail_tiles : e->slots, count = w ? 1 : e->full_waves;

@@ -261,6 +261,15 @@ double opm_gemm_tile_rows(const gemm_problem *pb, int tm)
     return t;
 }
 
+/* Shared-memory bytes a CTA's warps read per K iteration: each warp its
+ * A and B fragments over the K steps it covers (a sliced-K CTA splits the
+ * depth among its warps). */
+static double warp_smem_reads(const gemm_problem *pb, const gemm_kernel *k)
+{
+    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
+    return k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
+}
+
 int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e)
 {
     memset(e, 0, sizeof *e);
@@ -323,23 +332,29 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     e->dram_read = dram + (pb->bias ? pb->n * pb->c_bytes : 0);
     e->dram_write = pb->batch * pb->m * pb->n * pb->c_bytes;
     e->l2_write = e->dram_write * (split > 1 ? 4.0 * split / pb->c_bytes : 1.0);
-    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
-    double warp_reads = k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
-    e->smem_bytes = e->l2_read + e->tiles * e->kiters * warp_reads;
+    e->smem_bytes = e->l2_read + e->tiles * e->kiters * warp_smem_reads(pb, k);
     return 1;
+}
+
+void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval *e, gemm_wave_in *w)
+{
+    const gemm_kernel *k = &e->kern;
+    double miss = e->l2_read > 0 ? mind(1.0, e->dram_read / e->l2_read) : 1.0;
+    w->share = h->tensor ? 1.0 : opm_gemm_ffma_share(k, h->warp_size);
+    w->warp_reads = warp_smem_reads(pb, k);
+    w->tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;
+    w->out_elem = k->split_k > 1 ? 4.0 : pb->c_bytes;
+    w->lat_s = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
 }
 
 /* The extended wave model (see the file comment). */
 static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e)
 {
     const gemm_kernel *k = &e->kern;
-    double share = h->tensor ? 1.0 : opm_gemm_ffma_share(k, h->warp_size);
-    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
-    double warp_reads = k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
-    double tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;
-    double miss = e->l2_read > 0 ? mind(1.0, e->dram_read / e->l2_read) : 1.0;
-    double lat = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
-    double out_elem = k->split_k > 1 ? 4.0 : pb->c_bytes;
+    gemm_wave_in in;
+    opm_gemm_wave_in(pb, h, e, &in);
+    double share = in.share, warp_reads = in.warp_reads, tile_iter_bytes = in.tile_iter_bytes;
+    double out_elem = in.out_elem, lat = in.lat_s;
     double first_pro = -1;
     for (int w = 0; w < 2; w++) {
         double nt = w ? e->tail_tiles : e->slots, count = w ? 1 : e->full_waves;

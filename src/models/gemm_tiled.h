@@ -112,6 +112,16 @@ typedef struct gemm_eval {
 /* Share of a SIMT warp's instructions that are FFMAs for kernel k. */
 double opm_gemm_ffma_share(const gemm_kernel *k, double warp_size);
 
+/* Per-kernel quantities both wave models start from. */
+typedef struct gemm_wave_in {
+    double share;            /* FFMA share of issue (1 on a matrix engine) */
+    double warp_reads;       /* SMEM bytes the CTA's warps read per K iteration */
+    double tile_iter_bytes;  /* bytes of one K iteration's A and B tiles */
+    double out_elem;         /* bytes per output element (fp32 partials under split-K) */
+    double lat_s;            /* load latency, L2 to DRAM blended by the miss ratio */
+} gemm_wave_in;
+void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval *e, gemm_wave_in *w);
+
 /* A wave model: fills e->t_* and e->body_s from the tiling and traffic
  * already in e. */
 typedef void (*gemm_wave_fn)(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e);
