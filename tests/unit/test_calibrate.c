@@ -22,9 +22,7 @@ static char tmp_root[256];
 
 static void make_tmp(void)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(tmp_root, sizeof tmp_root, "%s/opm_calibrate_XXXXXX", base && *base ? base : "/tmp");
-    cr_assert_not_null(mkdtemp(tmp_root), "mkdtemp failed");
+    tmp_dir(tmp_root, sizeof tmp_root, "opm_calibrate_");
 }
 
 static void remove_tmp(void)

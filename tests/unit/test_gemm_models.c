@@ -893,8 +893,8 @@ static void remove_file(const char *dir, const char *file)
  * hardware's sm_max_clock_hz fails that row; a malformed one is a bad row. */
 Test(gemm_models, clock_column_honoured)
 {
-    char dir[64] = "/tmp/opm_gemm_test_XXXXXX", csv[1024];
-    cr_assert_not_null(mkdtemp(dir));
+    char dir[256], csv[1024];
+    tmp_dir(dir, sizeof dir, "opm_gemm_test_");
     write_file(dir, "capped.yaml",
                "name: capped\nkind: gpu\ncompute:\n  clock_hz: 1.0e9\n  sm_max_clock_hz: 1.2e9\n  num_sms: 10\n"
                "  vector_flops_per_s: {fp32: 1.0e13}\n"

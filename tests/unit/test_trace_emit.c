@@ -304,9 +304,8 @@ Test(trace_emit, empty_report_gives_valid_outputs)
 
 static csv *csv_of(const char *text)
 {
-    char path[] = "/tmp/opm_trace_emit_XXXXXX";
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
+    char path[256];
+    int fd = tmp_file(path, sizeof path, "opm_trace_emit_");
     size_t len = strlen(text);
     cr_assert_eq(write(fd, text, len), (ssize_t)len);
     close(fd);

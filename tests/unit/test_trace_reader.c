@@ -109,10 +109,7 @@ static char *gunzip_file(const char *path, size_t *len)
 
 static void temp_path(char *buf, size_t cap)
 {
-    snprintf(buf, cap, "/tmp/opm_trace_reader_XXXXXX");
-    int fd = mkstemp(buf);
-    cr_assert_geq(fd, 0);
-    close(fd);
+    close(tmp_file(buf, cap, "opm_trace_reader_"));
 }
 
 static void write_file(const char *path, const void *data, size_t len)

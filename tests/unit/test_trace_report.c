@@ -1355,9 +1355,9 @@ Test(trace_report, backward_links_to_forward)
 
 static char *write_gz(const char *text, size_t len)
 {
-    char *path = strdup("/tmp/opm_trace_report_XXXXXX");
-    int fd = mkstemp(path);
-    cr_assert_geq(fd, 0);
+    char *path = malloc(256);
+    cr_assert_not_null(path);
+    int fd = tmp_file(path, 256, "opm_trace_report_");
     gzFile gz = gzdopen(fd, "wb");
     cr_assert_not_null(gz);
     cr_assert_eq(gzwrite(gz, text, (unsigned)len), (int)len);

@@ -48,3 +48,25 @@ void rejected(const char *yaml, const char *needle)
     cr_assert_null(strchr(err.message, '\n'));
     cr_assert(strstr(err.message, needle), "expected '%s' in: %s", needle, err.message);
 }
+
+static void tmp_template(char *buf, size_t cap, const char *stem)
+{
+    const char *base = getenv("TMPDIR");
+    int n = snprintf(buf, cap, "%s/%sXXXXXX", base && *base ? base : "/tmp", stem);
+    cr_assert(n > 0 && (size_t)n < cap, "temporary path too long for its buffer");
+}
+
+int tmp_file(char *buf, size_t cap, const char *stem)
+{
+    tmp_template(buf, cap, stem);
+    int fd = mkstemp(buf);
+    cr_assert_geq(fd, 0, "mkstemp %s failed", buf);
+    return fd;
+}
+
+char *tmp_dir(char *buf, size_t cap, const char *stem)
+{
+    tmp_template(buf, cap, stem);
+    cr_assert_not_null(mkdtemp(buf), "mkdtemp %s failed", buf);
+    return buf;
+}

@@ -8,6 +8,11 @@
 
 /* "$OPM_SOURCE_DIR/rel" in a static buffer per call site (copy if kept). */
 const char *src_path(const char *rel, char *buf, size_t cap);
+/* A new empty file "$TMPDIR/<stem>XXXXXX" (TMPDIR defaulting to /tmp), its
+ * path in buf; returns the open descriptor.  Fails the test on error. */
+int tmp_file(char *buf, size_t cap, const char *stem);
+/* A new empty directory made the same way; returns buf. */
+char *tmp_dir(char *buf, size_t cap, const char *stem);
 /* Relative difference |a-b|/max(|a|,|b|). */
 double rel_diff(double a, double b);
 /* Parses an op from inline YAML; fails the test on error. */
