@@ -175,7 +175,18 @@ void sb_json_string(strbuf *b, const char *s)
     const char *run = s;
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
+        if (c >= 0x80) {
+            size_t n = opm_utf8_seq((const unsigned char *)s);
+            if (n) {
+                s += n - 1;
+                continue;
+            }
+            sb_putn(b, run, (size_t)(s - run));
+            sb_puts(b, "\xEF\xBF\xBD");
+            run = s + 1;
+            continue;
+        }
         sb_putn(b, run, (size_t)(s - run));
         switch (c) {
         case '"': sb_puts(b, "\\\""); break;

@@ -28,8 +28,24 @@ void sb_u64(strbuf *b, uint64_t v);
  * print as null. */
 void sb_num(strbuf *b, double v);
 void opm_format_sig12(double v, char *buf);
-/* A JSON string literal, escaped. */
+/* A JSON string literal, escaped.  Bytes that are not well-formed UTF-8
+ * become U+FFFD, so the output is valid JSON whatever the input bytes
+ * (names from profiler traces can hold anything). */
 void sb_json_string(strbuf *b, const char *s);
+/* Length of the well-formed UTF-8 sequence at s (1 to 4 bytes; overlong
+ * forms and surrogates are not well-formed), 0 when there is none. */
+static inline size_t opm_utf8_seq(const unsigned char *s)
+{
+    if (s[0] < 0x80) return 1;
+    size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (!n || s[0] > 0xF4) return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
+    if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
+    return n;
+}
+
 /* Shortest round-trip text of v into buf (at least 32 bytes). */
 void opm_format_double(double v, char *buf, size_t cap);
 

@@ -42,23 +42,10 @@ static inline size_t opm_report_ncats(const opm_trace_report *r)
     return r->n_cats < OPM_TCAT_COUNT ? r->n_cats : OPM_TCAT_COUNT;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (1 to 4 bytes; overlong
- * forms and surrogates are not well-formed), 0 when there is none. */
-static inline size_t opm_utf8_seq(const unsigned char *s)
-{
-    if (s[0] < 0x80) return 1;
-    size_t n = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
-    if (!n || s[0] > 0xF4) return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
-    if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
-    return n;
-}
-
 /* s itself when it is well-formed UTF-8; else a copy in *tmp with each
- * stray byte replaced by U+FFFD, so JSON and XML readers (which reject
- * malformed UTF-8) still accept a report of a trace with odd bytes. */
+ * stray byte replaced by U+FFFD, so XML readers (which reject malformed
+ * UTF-8) still accept a chart of a trace with odd bytes.  (JSON strings get
+ * the same treatment from sb_json_string.) */
 static inline const char *opm_report_utf8(const char *s, strbuf *tmp)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -72,16 +59,6 @@ static inline const char *opm_report_utf8(const char *s, strbuf *tmp)
         else sb_puts(tmp, "\xEF\xBF\xBD"), i++;
     }
     return tmp->oom ? "" : tmp->p;
-}
-
-/* A JSON string literal of any byte string (see opm_report_utf8). */
-static inline void opm_report_json_string(strbuf *b, const char *s)
-{
-    strbuf tmp = {0};
-    const char *clean = opm_report_utf8(opm_report_str(s), &tmp);
-    if (tmp.oom) b->oom = 1;
-    sb_json_string(b, clean);
-    free(tmp.p);
 }
 
 #endif

@@ -52,12 +52,12 @@ static void put_group(strbuf *b, const opm_trace_group *g)
 {
     const char *kind = opm_report_kind(g);
     sb_puts(b, "{\"name\": ");
-    opm_report_json_string(b, g->name);
+    sb_json_string(b, opm_report_str(g->name));
     sb_puts(b, ", \"kind\": ");
-    if (kind) opm_report_json_string(b, kind);
+    if (kind) sb_json_string(b, kind);
     else sb_puts(b, "null");
     sb_puts(b, ", \"category\": ");
-    opm_report_json_string(b, opm_report_category(g->category));
+    sb_json_string(b, opm_report_category(g->category));
     sb_puts(b, ", \"params\": ");
     put_params(b, g->params_json);
     u64_field(b, "count", g->count);
@@ -72,23 +72,23 @@ static void put_group(strbuf *b, const opm_trace_group *g)
             num_field(b, "roofline_time_s", g->roofline_time_s);
             num_field(b, "pct_roofline", g->pct_roofline);
             sb_puts(b, ", \"bound\": ");
-            opm_report_json_string(b, opm_bound_name(g->bound));
+            sb_json_string(b, opm_bound_name(g->bound));
         }
     }
     sb_puts(b, ", \"kernels\": [");
     for (size_t i = 0; i < g->kernel_name_count; i++) {
         if (i) sb_puts(b, ", ");
-        opm_report_json_string(b, g->kernel_names[i]);
+        sb_json_string(b, opm_report_str(g->kernel_names[i]));
     }
     sb_putc(b, ']');
     if (kind) {
         sb_puts(b, ", \"phase\": ");
-        opm_report_json_string(b, opm_phase_name(g->phase));
+        sb_json_string(b, opm_phase_name(g->phase));
         num_field(b, "flops_per_byte", g->flops_per_byte);
     }
     if (g->forward_name) {
         sb_puts(b, ", \"forward\": ");
-        opm_report_json_string(b, g->forward_name);
+        sb_json_string(b, opm_report_str(g->forward_name));
     }
     sb_putc(b, '}');
 }
@@ -96,7 +96,7 @@ static void put_group(strbuf *b, const opm_trace_group *g)
 static void put_category(strbuf *b, const opm_trace_category_time *c)
 {
     sb_puts(b, "{\"category\": ");
-    opm_report_json_string(b, opm_report_category(c->category));
+    sb_json_string(b, opm_report_category(c->category));
     num_field(b, "kernel_time_s", c->kernel_time_s);
     num_field(b, "share", c->share);
     u64_field(b, "count", c->count);
@@ -125,9 +125,9 @@ char *opm_trace_report_to_json(const opm_trace_report *r, opm_error *err)
     }
     strbuf b = {0};
     sb_puts(&b, "{\"trace\": ");
-    opm_report_json_string(&b, r->source);
+    sb_json_string(&b, opm_report_str(r->source));
     sb_puts(&b, ", \"hardware\": ");
-    if (r->hardware) opm_report_json_string(&b, r->hardware);
+    if (r->hardware) sb_json_string(&b, r->hardware);
     else sb_puts(&b, "null");
     num_field(&b, "gpu_busy_s", r->timeline.busy_s);
     num_field(&b, "wall_s", r->timeline.wall_s);
@@ -145,7 +145,7 @@ char *opm_trace_report_to_json(const opm_trace_report *r, opm_error *err)
     put_timeline(&b, &r->timeline);
     if (r->hardware) {
         sb_puts(&b, ",\n \"model\": ");
-        opm_report_json_string(&b, r->model ? r->model : "roofline");
+        sb_json_string(&b, r->model ? r->model : "roofline");
     }
     sb_puts(&b, "}\n");
     return opm_report_finish(&b, "json", err);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "io/io_internal.h"
 
 static void same_op(const opm_op *a, const opm_op *b)
 {
@@ -129,4 +130,16 @@ Test(io, profile_json_has_contract_fields)
     free(text);
     opm_op_free(op);
     opm_hardware_free(hw);
+}
+
+/* JSON string literals stay valid JSON whatever the bytes: well-formed UTF-8
+ * passes through, a stray byte, an overlong form and a cut sequence each
+ * become U+FFFD, control characters are escaped. */
+Test(io, json_strings_replace_malformed_utf8)
+{
+    strbuf b = {0};
+    sb_json_string(&b, "caf\xc3\xa9 \xff|\xc0\xaf|\xe2\x82|\x01\"");
+    cr_assert(!b.oom);
+    cr_assert_str_eq(b.p, "\"caf\xc3\xa9 \xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\\u0001\\\"\"");
+    free(b.p);
 }
