@@ -90,9 +90,11 @@ static double mind(double a, double b) { return a < b ? a : b; }
  * l2, 'h' hbm, 'r' register, 0 any other (one pass, no lookups by name). */
 static char level_kind(const opm_memory_level *l)
 {
+    /* name is a 16-byte array, so fixed-size compares (inlined, unlike
+     * strcmp) may read past a short name's terminator. */
     const char *n = l->name;
-    return !strcmp(n, "sram") ? 's' : !strcmp(n, "l2") ? 'l' : !strcmp(n, "hbm") ? 'h'
-         : !strcmp(n, "register") ? 'r' : 0;
+    return !memcmp(n, "sram", 5) ? 's' : !memcmp(n, "l2", 3) ? 'l' : !memcmp(n, "hbm", 4) ? 'h'
+         : !memcmp(n, "register", 9) ? 'r' : 0;
 }
 
 static void find_levels(const opm_hardware *hw, const opm_memory_level **sram, const opm_memory_level **l2,

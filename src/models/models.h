@@ -31,9 +31,9 @@ static inline void opm_diag_text_n(opm_profile *p, const char *key, size_t size,
     d->key[sizeof d->key - 1] = '\0';
     d->is_text = 1;
     d->number = 0;
-    size_t i = 0;
-    for (; v[i] && i + 1 < sizeof d->text; i++) d->text[i] = v[i];
-    d->text[i] = '\0';
+    size_t n = strnlen(v, sizeof d->text - 1);
+    memcpy(d->text, v, n);
+    d->text[n] = '\0';
 }
 
 int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err);
