@@ -3,7 +3,8 @@
  * (gemm, batched_gemm, grouped_gemm as one launch over its groups' tiles,
  * conv as implicit GEMMs: fprop, dgrad, wgrad), hardware numbers with
  * defaults, the kernel catalog and selection, CTA tiling with edge tiles,
- * occupancy, waves, first-touch L2 reuse bounded by L2 capacity, and
+ * occupancy, waves, first-touch L2 reuse bounded by L2 capacity (SIMT waves
+ * whose panels overflow it lose the sharing between CTAs), and
  * filling the profile.  docs/gemm_models.md gives the grouped and conv
  * mappings; other kinds, and depthwise convs, go to the roofline.
  *
@@ -330,6 +331,13 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
             if (w) wu_tail = bytes; else wu_full = bytes;
         }
         dram = mind(maxd(unique, e->full_waves * wu_full + wu_tail), e->l2_read);
+        /* SIMT kernels whose wave panels overflow the usable L2 lose the
+         * sharing between CTAs: over a long K loop the CTAs that read one
+         * panel drift apart by more than the L2 can hold, so each streams
+         * its own panels from DRAM.  Tensor-core kernels keep it: their
+         * measured rates need it (DeepBench's T4 fp16 GEMMs run at 0.7 of
+         * the tensor peak, 2.5x what their per-CTA DRAM streams allow). */
+        if (!h->tensor && wu_full > L2_USABLE * h->l2_size) dram = e->l2_read;
     }
     e->dram_read = dram + (pb->bias ? pb->n * pb->c_bytes : 0);
     e->dram_write = pb->batch * pb->m * pb->n * pb->c_bytes;

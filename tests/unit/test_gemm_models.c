@@ -1,6 +1,7 @@
 /* test_gemm_models.c — the tile-aware GEMM models (extended_roofline,
  * effective_roofline) and the GEMM latency validation: hand-checked tiling,
- * occupancy and waves; hints honoured; automatic selection never worse
+ * occupancy and waves; SIMT waves past the L2 streaming their own panels;
+ * hints honoured; automatic selection never worse
  * than a catalog tile given as hints; monotonicity; never below the
  * roofline's compute/memory floor (the models overlap compute with memory
  * but never beat either); kernel-name parsing; and validation on the
@@ -123,6 +124,40 @@ Test(gemm_models, tiling_hand_checked)
     cr_assert_eq(e.waves, 6);
     cr_assert_eq(e.kiters, 4);
     opm_hardware_free(hw);
+}
+
+/* Past the usable L2, a SIMT wave's panels are streamed by every CTA on
+ * its own (sharing CTAs drift apart over a long K loop); a tensor-core
+ * wave keeps its sharing.  Hand-checked on the P100 and the A100. */
+Test(gemm_models, simt_waves_past_l2_stream_own_panels)
+{
+    opm_hardware *p100 = hw_named("p100_pcie_16gb"), *a100 = hw_named("a100_40gb_pcie");
+    gemm_hw h;
+    gemm_eval e;
+    cr_assert_eq(opm_gemm_hw(p100, OPM_FP32, &h, NULL), 0);
+    cr_assert_eq(h.tensor, 0);
+    gemm_problem pb = {.batch = 1, .m = 4096, .n = 4096, .k = 16384, .b_mats = 1, .a_bytes = 4, .b_bytes = 4, .c_bytes = 4};
+    gemm_kernel k = {"t", 64, 64, 8, 32, 64, 1, 1, 1, 2, 2, 128, 1, 0, 0};
+    cr_assert_eq(opm_gemm_setup(&pb, &h, &k, &e), 1);
+    /* A read once per tile column, B once per tile row: 64 × (64 + 64) MiB. */
+    cr_assert_float_eq(e.l2_read, 64 * 4096.0 * 16384 * 4 * 2, 1);
+    cr_assert_float_eq(e.dram_read, e.l2_read, 1, "every CTA streams its own panels");
+
+    /* The same tile on a problem whose operands fit half the 4 MB L2: first touch. */
+    gemm_problem small = {.batch = 1, .m = 512, .n = 512, .k = 256, .b_mats = 1, .a_bytes = 4, .b_bytes = 4, .c_bytes = 4};
+    cr_assert_eq(opm_gemm_setup(&small, &h, &k, &e), 1);
+    cr_assert_float_eq(e.dram_read, 2 * 512.0 * 256 * 4, 1);
+
+    /* A100 fp16 runs on tensor cores: the wave still shares its panels. */
+    cr_assert_eq(opm_gemm_hw(a100, OPM_FP16, &h, NULL), 0);
+    cr_assert_eq(h.tensor, 1);
+    pb.a_bytes = pb.b_bytes = pb.c_bytes = 2;
+    pb.k = 65536;
+    gemm_kernel kt = {"t", 128, 128, 32, 64, 64, 16, 8, 16, 3, 4, 168, 1, 0, 0};
+    cr_assert_eq(opm_gemm_setup(&pb, &h, &kt, &e), 1);
+    cr_assert(e.dram_read < 0.5 * e.l2_read, "dram %g vs l2 %g", e.dram_read, e.l2_read);
+    opm_hardware_free(p100);
+    opm_hardware_free(a100);
 }
 
 Test(gemm_models, occupancy_limits)
