@@ -330,14 +330,14 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
                             panels * mind(cols * k->tn, pb->n) * pb->b_bytes) * ks;
             if (w) wu_tail = bytes; else wu_full = bytes;
         }
-        dram = mind(maxd(unique, e->full_waves * wu_full + wu_tail), e->l2_read);
         /* SIMT kernels whose wave panels overflow the usable L2 lose the
          * sharing between CTAs: over a long K loop the CTAs that read one
          * panel drift apart by more than the L2 can hold, so each streams
          * its own panels from DRAM.  Tensor-core kernels keep it: their
          * measured rates need it (DeepBench's T4 fp16 GEMMs run at 0.7 of
          * the tensor peak, 2.5x what their per-CTA DRAM streams allow). */
-        if (!h->tensor && wu_full > L2_USABLE * h->l2_size) dram = e->l2_read;
+        int shared = h->tensor || wu_full <= L2_USABLE * h->l2_size;
+        dram = shared ? mind(maxd(unique, e->full_waves * wu_full + wu_tail), e->l2_read) : e->l2_read;
     }
     e->dram_read = dram + (pb->bias ? pb->n * pb->c_bytes : 0);
     e->dram_write = pb->batch * pb->m * pb->n * pb->c_bytes;
