@@ -462,5 +462,20 @@ fails_cleanly "trace report --format yaml exits 2 with one line" "format"
 run "$BIN" trace report "$TRACE" --top many
 fails_cleanly "trace report --top many exits 2 with one line" "top"
 
+# ---- validate-gemm-latency ----------------------------------------------------
+
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --format json --host-overlap 0.25
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert abs(d["host_overlap_fraction"] - 0.25) < 1e-9 and "host_overlap_us" in d' "$T/out" 2>/dev/null &&
+    why="no host_overlap_fraction 0.25 / host_overlap_us in the JSON"
+[ -z "$why" ]
+report $? "validate-gemm-latency --host-overlap 0.25 reports the overlap it used" "$why"
+
+for bad in 0.9 -1 lots; do
+    run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
+    fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"
+done
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -26,6 +26,10 @@ static const char help[] =
     "  --compare-rooflines            run roofline (calibrated overhead added after), extended_roofline\n"
     "                                 and effective_roofline on the same split; MAPE deltas vs roofline\n"
     "  --no-calibrate-fixed-overhead  use each hardware's device_fixed_overhead_cycles as given\n"
+    "  --host-overlap F               with calibration, the fraction of each group's floor (median\n"
+    "                                 measured time of its calibration rows) that runs while the\n"
+    "                                 kernel does: rows are predicted as overhead + max(F x floor,\n"
+    "                                 kernel) (default 0.2; 0: the overhead simply adds)\n"
     "  --ignore-kernel-column         predict every row with automatic kernel selection; by default a\n"
     "                                 row whose kernel column names a cuBLAS sgemm kernel is predicted\n"
     "                                 with that kernel's tile as hints\n"
@@ -82,6 +86,12 @@ static void json_summary(FILE *f, const opm_gemm_dataset *ds, const opm_gemm_val
         json_stats(f, &v->by_class[c]);
         first = 0;
     }
+    fprintf(f, "},\n  \"host_overlap_fraction\": %.3f,\n  \"host_overlap_us\": {", v->host_overlap);
+    for (size_t g = 0; g < ds->n_groups; g++) {
+        fprintf(f, "%s", g ? ", " : "");
+        json_str(f, ds->group_names[g]);
+        fprintf(f, ": %.3f", v->group_overlap_s[g] * 1e6);
+    }
     fprintf(f, "},\n  \"fixed_overhead_us\": {");
     for (size_t g = 0; g < ds->n_groups; g++) {
         fprintf(f, "%s", g ? ", " : "");
@@ -111,6 +121,9 @@ static void table_summary(const opm_gemm_dataset *ds, const opm_gemm_validation 
     printf("  fixed overhead (us):");
     for (size_t g = 0; g < ds->n_groups; g++)
         printf(" %s=%.2f", ds->group_names[g], v->group_overhead_s[g] * 1e6);
+    printf("\n  host overlap (us, %.2f of the floor):", v->host_overlap);
+    for (size_t g = 0; g < ds->n_groups; g++)
+        printf(" %s=%.2f", ds->group_names[g], v->group_overlap_s[g] * 1e6);
     printf("\n");
 }
 
@@ -155,9 +168,9 @@ static int write_params(const char *path, const opm_gemm_dataset *ds, const opm_
             fprintf(f, ", \"hardware\": ");
             json_str(f, ds->hw_names[ds->group_hw[g]]);
             fprintf(f, ", \"device_fixed_overhead_s\": %.9g, \"device_fixed_overhead_cycles\": %.1f, "
-                       "\"calibration_rows\": %zu}",
+                       "\"host_overlap_s\": %.9g, \"calibration_rows\": %zu}",
                     vs[j].group_overhead_s[g], vs[j].group_overhead_s[g] * opm_hardware_clock_hz(h),
-                    vs[j].group_cal_rows[g]);
+                    vs[j].group_overlap_s[g], vs[j].group_cal_rows[g]);
         }
         fprintf(f, "]");
     }
@@ -188,6 +201,7 @@ int cmd_validate_gemm_latency(int argc, char **argv)
     }
     const char *dir = NULL, *model = "extended_roofline", *csv = NULL, *params = NULL, *format = "table";
     int compare = 0, calibrate = 1, logo = 0, kernel_col = 1;
+    double overlap = OPM_GEMM_HOST_OVERLAP;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char **dst = !strcmp(a, "--data-dir") ? &dir : !strcmp(a, "--model") ? &model
@@ -198,6 +212,12 @@ int cmd_validate_gemm_latency(int argc, char **argv)
             *dst = argv[++i];
         } else if (!strcmp(a, "--compare-rooflines")) {
             compare = 1;
+        } else if (!strcmp(a, "--host-overlap")) {
+            if (i + 1 >= argc) return cli_usage("%s: expected a value", a);
+            char *end;
+            overlap = strtod(argv[++i], &end);
+            if (end == argv[i] || *end || !(overlap >= 0 && overlap <= 0.5))
+                return cli_usage("--host-overlap: expected a fraction in [0, 0.5], got '%s'", argv[i]);
         } else if (!strcmp(a, "--no-calibrate-fixed-overhead")) {
             calibrate = 0;
         } else if (!strcmp(a, "--ignore-kernel-column")) {
@@ -231,7 +251,7 @@ int cmd_validate_gemm_latency(int argc, char **argv)
     for (size_t j = 0; j < nv && rc == EXIT_OK; j++) {
         base[j] = malloc((ds.n_rows + 1) * sizeof *base[j]);
         if (!base[j]) { rc = cli_usage("out of memory"); break; }
-        opm_gemm_validate_opts o = {models[j], calibrate, -1};
+        opm_gemm_validate_opts o = {models[j], calibrate, -1, overlap};
         if (opm_gemm_base_predictions(&ds, models[j], kernel_col, base[j], &err) ||
             opm_gemm_validate(&ds, &o, base[j], &vs[j], &err)) {
             rc = cli_fail(&err);
@@ -300,7 +320,7 @@ int cmd_validate_gemm_latency(int argc, char **argv)
                         "of the other hardware's calibrated overheads of the same source tag\n");
             for (size_t j = 0; j < nv && rc == EXIT_OK; j++) {
                 opm_gemm_validation lv;
-                if (opm_gemm_leave_one_out(&ds, models[j], kernel_col, base[j], &lv, &err)) {
+                if (opm_gemm_leave_one_out(&ds, models[j], kernel_col, base[j], overlap, &lv, &err)) {
                     rc = cli_fail(&err);
                     break;
                 }

@@ -19,7 +19,12 @@
  * same family on other hardware; else the hardware file's value.  The
  * overhead is the median of measured − predicted over those rows (robust
  * to a stray row), bounded below by 0.  Every other row is held out and
- * scored.
+ * scored.  The overhead does not simply add: part of a timed call's host
+ * time runs while the kernel does, a fraction OPM_GEMM_HOST_OVERLAP of the
+ * group's floor (the median measured time of its calibration rows), so a
+ * row is predicted as overhead + max(overlap, kernel) and the overhead is
+ * the median of measured − max(overlap, kernel).  A group that borrows its
+ * overhead borrows its overlap from the same groups.
  *
  * The models' power cap credits a call's fixed overhead as idle time, so
  * once the overheads are known the rows a cap may limit are predicted again
@@ -559,9 +564,40 @@ static int validation_alloc(const opm_gemm_dataset *ds, const char *model, opm_g
     v->by_hw = calloc(ds->n_hw + 1, sizeof *v->by_hw);
     v->group_overhead_s = calloc(ds->n_groups + 1, sizeof *v->group_overhead_s);
     v->group_cal_rows = calloc(ds->n_groups + 1, sizeof *v->group_cal_rows);
+    v->group_overlap_s = calloc(ds->n_groups + 1, sizeof *v->group_overlap_s);
     v->pred_s = malloc((n + 1) * sizeof *v->pred_s);
     v->is_cal = calloc(n + 1, 1);
-    return v->by_hw && v->group_overhead_s && v->group_cal_rows && v->pred_s && v->is_cal;
+    return v->by_hw && v->group_overhead_s && v->group_cal_rows && v->group_overlap_s && v->pred_s && v->is_cal;
+}
+
+/* The median over the groups group g borrows from (the file comment's
+ * order: same family on the same hardware, same tag elsewhere, same
+ * family elsewhere) of vals; NaN when there is none. */
+static double borrow(const opm_gemm_dataset *ds, const opm_gemm_validation *v, int holdout_hw, size_t g,
+                     const double *vals, double *scratch)
+{
+    size_t m = 0;
+    const char *tg = group_tag(ds, g);
+    size_t fam = strcspn(tg, ":");
+    for (int pass = 0; pass < 3 && m == 0; pass++)
+        for (size_t h = 0; h < ds->n_groups; h++) {
+            if (!v->group_cal_rows[h]) continue;
+            const char *th = group_tag(ds, h);
+            int same_hw = ds->group_hw[h] == ds->group_hw[g];
+            int same_fam = strcspn(th, ":") == fam && strncmp(th, tg, fam) == 0;
+            int ok = pass == 0 ? same_hw && same_fam && ds->group_hw[g] != holdout_hw
+                   : pass == 1 ? !same_hw && strcmp(th, tg) == 0
+                               : !same_hw && same_fam;
+            if (ok) scratch[m++] = vals[h];
+        }
+    return m ? median_of(scratch, m) : NAN;
+}
+
+/* A kernel's share of a timed call: the part of the call's host time
+ * that overlaps it hides the first overlap_s of the kernel. */
+static double overlapped(double base_s, double overlap_s)
+{
+    return base_s > overlap_s ? base_s : overlap_s;
 }
 
 int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
@@ -578,16 +614,25 @@ int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *
         return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     }
     if (o->calibrate) opm_gemm_calibration_split(ds, v->is_cal);
-    /* Per group: median residual over its calibration rows. */
+    v->host_overlap = o->calibrate ? o->host_overlap : 0;
+    /* Per group: the floor (median measured time of its calibration rows)
+     * sets the overlap; the overhead is the median of measured −
+     * max(overlap, predicted) over the same rows. */
     for (size_t g = 0; g < ds->n_groups; g++) {
         size_t m = 0;
         int hw = ds->group_hw[g];
         for (size_t i = 0; i < n; i++)
             if (v->is_cal[i] && ds->rows[i].group == (int)g && !isnan(base[i]) && hw != o->holdout_hw)
-                scratch[m++] = ds->rows[i].latency_s - base[i];
+                scratch[m++] = ds->rows[i].latency_s;
+        double ov = v->host_overlap * median_of(scratch, m);
+        m = 0;
+        for (size_t i = 0; i < n; i++)
+            if (v->is_cal[i] && ds->rows[i].group == (int)g && !isnan(base[i]) && hw != o->holdout_hw)
+                scratch[m++] = ds->rows[i].latency_s - overlapped(base[i], ov);
         double med = median_of(scratch, m);
         v->group_cal_rows[g] = m;
         opm_hardware *h = ds->hw[hw];
+        v->group_overlap_s[g] = m ? ov : 0;
         v->group_overhead_s[g] = o->calibrate && m ? (med > 0 ? med : 0)
                                                    : opm_hardware_fixed_overhead_cycles(h) / opm_hardware_clock_hz(h);
     }
@@ -595,28 +640,18 @@ int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *
         for (size_t g = 0; g < ds->n_groups; g++) {
             if (v->group_cal_rows[g]) continue;
             /* No calibration rows of its own (or its hardware held out):
-             * borrow, in the order given in the file comment. */
-            size_t m = 0;
-            const char *tg = group_tag(ds, g);
-            size_t fam = strcspn(tg, ":");
-            for (int pass = 0; pass < 3 && m == 0; pass++)
-                for (size_t h = 0; h < ds->n_groups; h++) {
-                    if (!v->group_cal_rows[h]) continue;
-                    const char *th = group_tag(ds, h);
-                    int same_hw = ds->group_hw[h] == ds->group_hw[g];
-                    int same_fam = strcspn(th, ":") == fam && strncmp(th, tg, fam) == 0;
-                    int ok = pass == 0 ? same_hw && same_fam && ds->group_hw[g] != o->holdout_hw
-                           : pass == 1 ? !same_hw && strcmp(th, tg) == 0
-                                       : !same_hw && same_fam;
-                    if (ok) scratch[m++] = v->group_overhead_s[h];
-                }
-            if (m) v->group_overhead_s[g] = median_of(scratch, m);
+             * borrow both, in the order given in the file comment. */
+            double oh = borrow(ds, v, o->holdout_hw, g, v->group_overhead_s, scratch);
+            double ov = borrow(ds, v, o->holdout_hw, g, v->group_overlap_s, scratch);
+            if (!isnan(oh)) v->group_overhead_s[g] = oh;
+            if (!isnan(ov)) v->group_overlap_s[g] = ov;
         }
     for (size_t i = 0; i < n; i++) {
         const opm_gemm_row *r = &ds->rows[i];
         if (r->hw == o->holdout_hw) v->is_cal[i] = 0;
         int held = !v->is_cal[i] && (o->holdout_hw < 0 || r->hw == o->holdout_hw);
-        v->pred_s[i] = isnan(base[i]) ? NAN : base[i] + v->group_overhead_s[r->group];
+        v->pred_s[i] = isnan(base[i]) ? NAN
+                                      : overlapped(base[i], v->group_overlap_s[r->group]) + v->group_overhead_s[r->group];
         v->calibration_rows += v->is_cal[i] && !isnan(base[i]);
         if (held && isnan(base[i])) v->rows_failed++;
         sel[i] = (unsigned char)(held && !isnan(base[i]));
@@ -646,6 +681,7 @@ void opm_gemm_validation_free(opm_gemm_validation *v)
     free(v->by_hw);
     free(v->group_overhead_s);
     free(v->group_cal_rows);
+    free(v->group_overlap_s);
     free(v->pred_s);
     free(v->is_cal);
     memset(v, 0, sizeof *v);
@@ -657,10 +693,11 @@ void opm_gemm_validation_free(opm_gemm_validation *v)
  * borrows (the power cap credits the overhead's idle time), scored into
  * v->pred_s and v->by_hw[h]; sel marks its scored rows. */
 static int hold_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base, int h,
-                    opm_gemm_validation *v, double *work, double *scratch, unsigned char *sel, opm_error *err)
+                    double host_overlap, opm_gemm_validation *v, double *work, double *scratch, unsigned char *sel,
+                    opm_error *err)
 {
     size_t n = ds->n_rows;
-    opm_gemm_validate_opts o = {model, 1, h};
+    opm_gemm_validate_opts o = {model, 1, h, host_overlap};
     opm_gemm_validation lv;
     int rc = opm_gemm_validate(ds, &o, base, &lv, err);
     if (rc) return rc;
@@ -668,12 +705,16 @@ static int hold_out(const opm_gemm_dataset *ds, const char *model, int use_kerne
     rc = opm_gemm_repredict_with_overhead(ds, model, use_kernel_column, lv.group_overhead_s, h, work, err);
     if (!rc) {
         for (size_t g = 0; g < ds->n_groups; g++)
-            if (ds->group_hw[g] == h) v->group_overhead_s[g] = lv.group_overhead_s[g];
+            if (ds->group_hw[g] == h) {
+                v->group_overhead_s[g] = lv.group_overhead_s[g];
+                v->group_overlap_s[g] = lv.group_overlap_s[g];
+            }
         unsigned char *mine = calloc(n + 1, 1);
         if (!mine) rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
         for (size_t i = 0; !rc && i < n; i++) {
             if (ds->rows[i].hw != h) continue;
-            v->pred_s[i] = work[i] + lv.group_overhead_s[ds->rows[i].group];
+            int g = ds->rows[i].group;
+            v->pred_s[i] = overlapped(work[i], lv.group_overlap_s[g]) + lv.group_overhead_s[g];
             sel[i] = mine[i] = !isnan(work[i]);
             v->rows_failed += isnan(work[i]);
         }
@@ -685,7 +726,7 @@ static int hold_out(const opm_gemm_dataset *ds, const char *model, int use_kerne
 }
 
 int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base,
-                           opm_gemm_validation *v, opm_error *err)
+                           double host_overlap, opm_gemm_validation *v, opm_error *err)
 {
     size_t n = ds->n_rows;
     int allocated = validation_alloc(ds, model, v);
@@ -697,7 +738,9 @@ int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int us
         rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     for (size_t i = 0; !rc && i < n; i++) v->pred_s[i] = NAN;
     for (size_t h = 0; !rc && h < ds->n_hw; h++)
-        if (ds->hw[h]) rc = hold_out(ds, model, use_kernel_column, base, (int)h, v, work, scratch, sel, err);
+        if (ds->hw[h])
+            rc = hold_out(ds, model, use_kernel_column, base, (int)h, host_overlap, v, work, scratch, sel, err);
+    v->host_overlap = host_overlap;
     if (!rc) {
         stats(ds, v->pred_s, sel, scratch, &v->overall);
         v->rows = v->overall.n;

@@ -84,7 +84,25 @@ typedef struct opm_gemm_validation {
     size_t *group_cal_rows;      /* calibration rows per group (0: fallback used) */
     double *pred_s;              /* per row: prediction (NaN when failed / skipped) */
     unsigned char *is_cal;       /* per row: 1 when used for calibration */
+    double *group_overlap_s;     /* ds->n_groups: host time overlapping the kernel */
+    double host_overlap;         /* the overlap fraction used (0 without calibration) */
 } opm_gemm_validation;
+
+/* Host time that overlaps the kernel in a timed eager call, as a fraction
+ * of the call's floor.  A PyTorch timing loop measures, per call, host
+ * dispatch before the launch reaches the GPU, the kernel, and host work
+ * after the launch returns (the rest of the call, the loop, the event or
+ * synchronisation); that last part runs while the kernel does, so a kernel
+ * shorter than it leaves the measured time at the floor.  The shipped data
+ * show it on all five NeuSight GPUs: measured time minus the additive
+ * overhead stays at 1–4 µs while the predicted kernel time goes from 2 to
+ * 16 µs, then grows one for one.  The hidden time scales with the host
+ * path, so it is a fraction of the floor (the median measured time of a
+ * group's calibration rows): 0.2 of the NeuSight floors (30–90 µs) is
+ * 6–18 µs, of DeepBench's back-to-back floors (5–16 µs) 1–3 µs.  One
+ * constant for every group, bounded [0, 0.5]; chosen on the shipped data,
+ * so docs/gemm_models.md reports leave-one-hardware-out figures for it. */
+#define OPM_GEMM_HOST_OVERLAP 0.2
 
 typedef struct opm_gemm_validate_opts {
     const char *model;           /* a model name; "roofline" gets the overhead added after */
@@ -93,6 +111,10 @@ typedef struct opm_gemm_validate_opts {
      * out and its overhead is the median of the other hardwares'
      * calibrated overheads of the same source tag. */
     int holdout_hw;
+    /* With calibration, the fraction of a group's floor that runs while
+     * the kernel does (OPM_GEMM_HOST_OVERLAP; 0: the overhead simply
+     * adds): a row is predicted as overhead + max(overlap, base). */
+    double host_overlap;
 } opm_gemm_validate_opts;
 
 /* Base latencies (without the model's own fixed overhead) for every row,
@@ -137,6 +159,6 @@ void opm_gemm_validation_free(opm_gemm_validation *v);
  * prediction from the run that held its hardware out, and group_overhead_s
  * the overhead each group borrowed. */
 int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base,
-                           opm_gemm_validation *v, opm_error *err);
+                           double host_overlap, opm_gemm_validation *v, opm_error *err);
 
 #endif
