@@ -619,16 +619,14 @@ int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *
      * sets the overlap; the overhead is the median of measured −
      * max(overlap, predicted) over the same rows. */
     for (size_t g = 0; g < ds->n_groups; g++) {
-        size_t m = 0;
+        size_t cal[CAL_PER_GROUP], m = 0;
         int hw = ds->group_hw[g];
-        for (size_t i = 0; i < n; i++)
+        for (size_t i = 0; i < n && m < CAL_PER_GROUP; i++)
             if (v->is_cal[i] && ds->rows[i].group == (int)g && !isnan(base[i]) && hw != o->holdout_hw)
-                scratch[m++] = ds->rows[i].latency_s;
+                cal[m++] = i;
+        for (size_t j = 0; j < m; j++) scratch[j] = ds->rows[cal[j]].latency_s;
         double ov = v->host_overlap * median_of(scratch, m);
-        m = 0;
-        for (size_t i = 0; i < n; i++)
-            if (v->is_cal[i] && ds->rows[i].group == (int)g && !isnan(base[i]) && hw != o->holdout_hw)
-                scratch[m++] = ds->rows[i].latency_s - overlapped(base[i], ov);
+        for (size_t j = 0; j < m; j++) scratch[j] = ds->rows[cal[j]].latency_s - overlapped(base[cal[j]], ov);
         double med = median_of(scratch, m);
         v->group_cal_rows[g] = m;
         opm_hardware *h = ds->hw[hw];
