@@ -26,6 +26,8 @@ typedef struct gemm_problem {
     double a_bytes, b_bytes;    /* bytes per element of A and B as stored */
     double c_bytes;             /* bytes per element of C */
     int bias;                   /* a bias vector is read in the epilogue */
+    int trans_a, trans_b;       /* transpose_a / transpose_b: 0 (row-major A[M,K], B[K,N])
+                                 * leaves A K-contiguous and B N-contiguous */
     double a_unique, b_unique;  /* DRAM bytes of A and B when not the matrices (implicit GEMM) */
     double groups;              /* grouped GEMM: G (0: not grouped) */
     const int64_t *group_rows;  /* rows of each group (NULL: m split evenly over groups) */
@@ -41,7 +43,8 @@ typedef struct gemm_hw {
     double l2_bw;                /* bytes/s, whole L2 */
     double l2_port_sm;           /* bytes/s one SM can pull from L2 */
     double l2_size;
-    double hbm_bw;
+    double hbm_bw;               /* reached DRAM read bandwidth */
+    double hbm_write_bw;         /* hbm_bw × DRAM_WRITE_EFF */
     double lat_l2_s, lat_dram_s; /* load-to-use latencies */
     double max_ctas, max_warps, regs_per_sm, smem_per_sm, warp_size;
     int fma[3];
@@ -100,6 +103,9 @@ typedef struct gemm_eval {
 
 /* Constants both wave models use (sources in gemm_tiled.c's comment). */
 #define WARPS_FOR_PEAK 4.0
+/* DRAM write bandwidth over the reached read bandwidth: output stores and
+ * the split-K partials.  Fitted, bounded [0.5, 1] (docs/gemm_models.md). */
+#define DRAM_WRITE_EFF 0.75
 /* Launch gap of a kernel that follows another within one op. */
 #define SPLITK_GAP_S 2e-6
 /* Bookkeeping instructions per K iteration of a SIMT CTA (barrier, loop
