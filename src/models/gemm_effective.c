@@ -55,7 +55,7 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
         double t_d = frac * e->dram_read / r_dram;
         double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
         double store = frac * e->l2_write;
-        double t_store = store / (w && store < h->l2_size ? h->l2_bw : h->hbm_write_bw);
+        double t_store = opm_gemm_store_s(h, store, w);
         double local = maxd(t_c, t_s) + issue_epi, mem = maxd(t_l2, t_d + t_store);
         /* One stage cannot overlap loads with math. */
         double body = k->stages >= 2 ? maxd(local, mem) : local + mem;
@@ -91,8 +91,7 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
     e->t_epilogue += h->lat_l2_s;
     e->body_s += e->t_prologue + h->lat_l2_s;
     if (k->split_k > 1) {
-        double mn = pb->batch * pb->m * pb->n;
-        e->t_reduce = mn * 4.0 * k->split_k / h->hbm_bw + mn * pb->c_bytes / h->hbm_write_bw + h->lat_dram_s + SPLITK_GAP_S;
+        e->t_reduce = opm_gemm_reduce_s(pb, h, k);
         e->body_s += e->t_reduce;
     }
 }

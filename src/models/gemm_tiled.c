@@ -360,6 +360,17 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     return 1;
 }
 
+double opm_gemm_store_s(const gemm_hw *h, double store, int tail)
+{
+    return store / (tail && store < h->l2_size ? h->l2_bw : h->hbm_write_bw);
+}
+
+double opm_gemm_reduce_s(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k)
+{
+    double mn = pb->batch * pb->m * pb->n;
+    return mn * 4.0 * k->split_k / h->hbm_bw + mn * pb->c_bytes / h->hbm_write_bw + h->lat_dram_s + SPLITK_GAP_S;
+}
+
 void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval *e, gemm_wave_in *w)
 {
     const gemm_kernel *k = &e->kern;
@@ -400,7 +411,7 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
          * DRAM time with the loads instead of adding to the wave. */
         double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
         double store = frac * e->l2_write;
-        double t_store = store / (w && store < h->l2_size ? h->l2_bw : h->hbm_write_bw);
+        double t_store = opm_gemm_store_s(h, store, w);
         double loop = e->kiters * t_iter;
         double wave = maxd(loop + issue_epi, e->kiters * t_d + t_store);
         double it = e->kiters * count;
@@ -419,8 +430,7 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
     e->t_epilogue += h->lat_l2_s;
     e->body_s += e->t_prologue + h->lat_l2_s;
     if (k->split_k > 1) {
-        double mn = pb->batch * pb->m * pb->n;
-        e->t_reduce = mn * 4.0 * k->split_k / h->hbm_bw + mn * pb->c_bytes / h->hbm_write_bw + h->lat_dram_s + SPLITK_GAP_S;
+        e->t_reduce = opm_gemm_reduce_s(pb, h, k);
         e->body_s += e->t_reduce;
     }
 }

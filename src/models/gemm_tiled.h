@@ -127,6 +127,12 @@ typedef struct gemm_wave_in {
     double lat_s;            /* load latency, L2 to DRAM blended by the miss ratio */
 } gemm_wave_in;
 void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval *e, gemm_wave_in *w);
+/* Time to drain a wave's output stores of `store` bytes: into the L2 for a
+ * tail wave (`tail`) whose stores fit it, else to DRAM at the write rate. */
+double opm_gemm_store_s(const gemm_hw *h, double store, int tail);
+/* The split-K reduction kernel: reads the fp32 partials, writes C, plus
+ * its DRAM latency and launch gap. */
+double opm_gemm_reduce_s(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k);
 
 /* A wave model: fills e->t_* and e->body_s from the tiling and traffic
  * already in e. */
