@@ -578,6 +578,26 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k)
     return 1;
 }
 
+/* Kernel k at split-K s0, 2·s0, … up to 32: split-K only pays when the
+ * output tiles leave SMs idle, and each split keeps at least 4 K
+ * iterations.  Every configuration that runs replaces *best when faster
+ * (or when none was *found yet). */
+static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_kernel k, int s0,
+                          gemm_eval *best, int *found)
+{
+    gemm_eval e;
+    for (int s = s0; s <= 32; s *= 2) {
+        if (s > 1 && cdivd(pb->k, (double)s * k.tk) < 4) break;
+        k.split_k = s;
+        if (!opm_gemm_setup(pb, h, &k, &e)) break;
+        if (s > 1 && e.tiles / s >= e.slots) break;
+        wave(pb, h, &e);
+        opm_gemm_power_cap(h, &e);
+        if (!*found || e.body_s < best->body_s) *best = e;
+        *found = 1;
+    }
+}
+
 int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave,
                     gemm_eval *best, opm_error *err)
 {
@@ -604,15 +624,10 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
         *best = e;
         /* A hinted tile without a split_k hint: split-K is chosen as for
          * the catalog (kernels that may run a split-K reduction). */
-        if (!k.split_hinted && best->ctas_per_sm >= 1 && strcmp(e.occ_limit, "oversubscribed"))
-            for (int s = 2; s <= 32; s *= 2) {
-                if (cdivd(pb->k, (double)s * k.tk) < 4) break;
-                k.split_k = s;
-                if (!opm_gemm_setup(pb, h, &k, &e) || e.tiles / s >= e.slots) break;
-                wave(pb, h, &e);
-                opm_gemm_power_cap(h, &e);
-                if (e.body_s < best->body_s) *best = e;
-            }
+        if (!k.split_hinted && best->ctas_per_sm >= 1 && strcmp(e.occ_limit, "oversubscribed")) {
+            int found = 1;
+            split_k_sweep(pb, h, wave, k, 2, best, &found);
+        }
         return 0;
     }
     const cat_entry *cat = h->tensor ? tensor_cat : simt_cat;
@@ -620,18 +635,7 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
     int found = 0;
     for (size_t i = 0; i < n; i++) {
         from_entry(&cat[i], pb, h, &k);
-        /* Split-K only pays when the output tiles leave SMs idle; try powers
-         * of two while each split keeps at least 4 K iterations. */
-        for (int s = 1; s <= 32; s *= 2) {
-            if (s > 1 && cdivd(pb->k, (double)s * k.tk) < 4) break;
-            k.split_k = s;
-            if (!opm_gemm_setup(pb, h, &k, &e)) break;
-            if (s > 1 && e.tiles / s >= e.slots) break;
-            wave(pb, h, &e);
-            opm_gemm_power_cap(h, &e);
-            if (!found || e.body_s < best->body_s) *best = e;
-            found = 1;
-        }
+        split_k_sweep(pb, h, wave, k, 1, best, &found);
     }
     if (!found)
         return opm_err(err, OPM_EUNSUPPORTED, "hardware",
