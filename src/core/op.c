@@ -301,23 +301,9 @@ size_t opm_op_attr_ints_at(const opm_op *op, size_t i, const int64_t **values)
     return attr_ints(attr_at(op, i), values);
 }
 
-int opm_op_get_bool(const opm_op *op, const char *key, int dflt)
-{
-    const attr *a = find_attr(op, key);
-    if (!a) return dflt;
-    if (a->type == OPM_ATTR_BOOL) return a->b;
-    if (a->type == OPM_ATTR_INT) return a->i != 0;
-    return dflt;
-}
+int opm_op_get_bool(const opm_op *op, const char *key, int dflt) { return attr_bool(find_attr(op, key), dflt); }
 
-int64_t opm_op_get_int(const opm_op *op, const char *key, int64_t dflt)
-{
-    const attr *a = find_attr(op, key);
-    if (!a) return dflt;
-    if (a->type == OPM_ATTR_INT) return a->i;
-    if (a->type == OPM_ATTR_BOOL) return a->b;
-    return dflt;
-}
+int64_t opm_op_get_int(const opm_op *op, const char *key, int64_t dflt) { return attr_int(find_attr(op, key), dflt); }
 
 double opm_op_get_double(const opm_op *op, const char *key, double dflt)
 {
@@ -336,11 +322,7 @@ const char *opm_op_get_string(const opm_op *op, const char *key, const char *dfl
 
 size_t opm_op_get_ints(const opm_op *op, const char *key, const int64_t **values)
 {
-    const attr *a = find_attr(op, key);
-    if (!a) return 0;
-    if (a->type == OPM_ATTR_INTS) { *values = a->ints; return a->n; }
-    if (a->type == OPM_ATTR_INT) { *values = &a->i; return 1; }
-    return 0;
+    return attr_ints(find_attr(op, key), values);
 }
 
 /* Attribute names and types are checked against the kind's table here, so

@@ -188,14 +188,14 @@ static int read_attrs(const opm_op *op, attn_dims *a, const int64_t *lv[3], size
         const char *key = opm_op_attr_key(op, i);
         switch (key[0]) {
         case 'c':
-            if (!strcmp(key, "causal")) a->causal = opm_op_get_bool(op, key, 0);
+            if (!strcmp(key, "causal")) a->causal = opm_op_attr_bool_at(op, i, 0);
             break;
         case 'f':
-            if (!strcmp(key, "flash_recompute")) a->recompute = opm_op_get_bool(op, key, 1);
+            if (!strcmp(key, "flash_recompute")) a->recompute = opm_op_attr_bool_at(op, i, 1);
             break;
         case 'w':
             if (!strcmp(key, "window_left") || !strcmp(key, "window_right")) {
-                int64_t w = opm_op_get_int(op, key, -1);
+                int64_t w = opm_op_attr_int_at(op, i, -1);
                 if (w < -1) {
                     char f[32];
                     return opm_err(err, OPM_EINVAL, list_field(f, key), "expected -1 (unbounded) or a window >= 0, got %lld",
@@ -207,21 +207,21 @@ static int read_attrs(const opm_op *op, attn_dims *a, const int64_t *lv[3], size
             break;
         case 's':
             if (!strcmp(key, "sliding_window")) {
-                sw = opm_op_get_int(op, key, 0);
+                sw = opm_op_attr_int_at(op, i, 0);
                 break;
             }
             for (int j = 0; j < 3; j++)
                 if (!strcmp(key, list_keys[j])) {
-                    ln[j] = opm_op_get_ints(op, key, &lv[j]);
+                    ln[j] = opm_op_attr_ints_at(op, i, &lv[j]);
                     if (!ln[j]) return bad_list(err, key);
                 }
             break;
         case 'p':
-            if (!strcmp(key, "page_size")) a->page = opm_op_get_int(op, key, 0);
+            if (!strcmp(key, "page_size")) a->page = opm_op_attr_int_at(op, i, 0);
             break;
         case 'b':
             if (!strcmp(key, "block_table_dtype")) {
-                const char *s = opm_op_get_string(op, key, "");
+                const char *s = opm_op_attr_string_at(op, i, "");
                 if (opm_dtype_parse(s, &a->bt_dtype) || (a->bt_dtype != OPM_INT32 && a->bt_dtype != OPM_INT64))
                     return opm_err(err, OPM_EINVAL, "attrs.block_table_dtype", "expected int32 or int64, got '%s'", s);
                 has_bt = 1;
@@ -230,7 +230,7 @@ static int read_attrs(const opm_op *op, attn_dims *a, const int64_t *lv[3], size
         case 'k':
             if (!strcmp(key, "kv_scale")) {
                 static const char *const names[] = {"none", "tensor", "head", "token"};
-                const char *s = opm_op_get_string(op, key, "");
+                const char *s = opm_op_attr_string_at(op, i, "");
                 a->scale = -1;
                 for (int j = 0; j < 4; j++)
                     if (!strcmp(s, names[j])) a->scale = j;

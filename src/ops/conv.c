@@ -65,13 +65,13 @@ static const char *wfield(conv_where *at)
     return at->buf;
 }
 
-/* A per-spatial-dim attribute that is present: one integer (every dim) or
+/* A per-spatial-dim attribute that is present (attribute idx, named key): one integer (every dim) or
  * one per spatial dim, each >= min. */
-static int spatial_attr(const opm_op *op, const char *key, int nsp, int64_t min, int64_t *out,
+static int spatial_attr(const opm_op *op, size_t idx, const char *key, int nsp, int64_t min, int64_t *out,
                         opm_error *err)
 {
     const int64_t *v;
-    size_t n = opm_op_get_ints(op, key, &v);
+    size_t n = opm_op_attr_ints_at(op, idx, &v);
     char f[OPM_ERROR_FIELD_MAX];
     if (n != 1 && n != (size_t)nsp) {
         snprintf(f, sizeof f, "attrs.%s", key);
@@ -122,36 +122,36 @@ static int read_params(const opm_op *op, int nsp, int spatial, conv_params *p, o
         if (!spatial && (k[0] == 's' || k[0] == 'p' || k[0] == 'd' || k[0] == 'o')) continue;
         switch (k[0]) {
         case 's':
-            if (key_is(k, "stride")) rc = spatial_attr(op, k, nsp, 1, p->stride, err);
+            if (key_is(k, "stride")) rc = spatial_attr(op, a, k, nsp, 1, p->stride, err);
             break;
         case 'p':
-            if (key_is(k, "padding")) rc = spatial_attr(op, k, nsp, 0, p->pad, err);
+            if (key_is(k, "padding")) rc = spatial_attr(op, a, k, nsp, 0, p->pad, err);
             break;
         case 'd':
-            if (key_is(k, "dilation")) rc = spatial_attr(op, k, nsp, 1, p->dil, err);
+            if (key_is(k, "dilation")) rc = spatial_attr(op, a, k, nsp, 1, p->dil, err);
             break;
         case 'o':
-            if (key_is(k, "output_padding")) rc = spatial_attr(op, k, nsp, 0, p->opad, err);
+            if (key_is(k, "output_padding")) rc = spatial_attr(op, a, k, nsp, 0, p->opad, err);
             break;
         case 't':
-            if (key_is(k, "transposed")) p->transposed = opm_op_get_bool(op, k, 0);
+            if (key_is(k, "transposed")) p->transposed = opm_op_attr_bool_at(op, a, 0);
             break;
         case 'b':
             if (key_is(k, "bias")) {
                 p->bias_set = 1;
-                p->bias = opm_op_get_bool(op, k, 0);
+                p->bias = opm_op_attr_bool_at(op, a, 0);
             }
             break;
         case 'g':
             if (key_is(k, "groups")) {
-                p->groups = opm_op_get_int(op, k, 1);
+                p->groups = opm_op_attr_int_at(op, a, 1);
                 if (p->groups < 1)
                     return opm_err(err, OPM_EINVAL, "attrs.groups", "expected a positive integer, got %lld",
                                    (long long)p->groups);
             } else if (key_is(k, "grad_input")) {
-                p->grad_input = opm_op_get_bool(op, k, 1);
+                p->grad_input = opm_op_attr_bool_at(op, a, 1);
             } else if (key_is(k, "grad_weight")) {
-                p->grad_weight = opm_op_get_bool(op, k, 1);
+                p->grad_weight = opm_op_attr_bool_at(op, a, 1);
             }
             break;
         default: break;
