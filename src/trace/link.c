@@ -282,6 +282,7 @@ typedef struct link_ctx {
     uint8_t *flag;
     uint32_t *host;         /* host nodes sorted by (pid, tid, ts, -dur, index) */
     size_t n_host;
+    size_t n_gpu;               /* GPU events (kernels, memcpys, memsets) */
     const opm_trace_op_entry **entry;   /* per string id */
     uint8_t *nflag;                     /* per string id */
     idmap launch_by_corr;
@@ -915,6 +916,7 @@ static int ctx_init(link_ctx *c, const opm_trace *t, opm_error *err)
     for (size_t i = 0; i < c->n; i++) {
         const opm_tev *e = &c->ev[i];
         c->n_host += is_host(e->cls);
+        c->n_gpu += opm_ev_is_gpu(e->cls);
         if (e->cls == OPM_EV_LAUNCH && e->correlation != OPM_NO_ID)
             keyrange_add(&rl, e->correlation);
         if (e->cls == OPM_EV_CPU_OP && e->seq != OPM_NO_ID)
@@ -968,9 +970,7 @@ opm_trace_link *opm_trace_link_build(const opm_trace *t, opm_error *err)
         rc = order_host(&c, err);
     if (!rc)
         rc = build_tree(&c, err);
-    size_t n_gpu = 0;
-    for (size_t i = 0; !rc && i < c.n; i++)
-        n_gpu += opm_ev_is_gpu(c.ev[i].cls);
+    size_t n_gpu = c.n_gpu;
     if (!rc) {
         rec = malloc((n_gpu ? n_gpu : 1) * sizeof *rec);
         if (!rec)

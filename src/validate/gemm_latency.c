@@ -530,8 +530,7 @@ static void stats(const opm_gemm_dataset *ds, const double *pred, const unsigned
     s->mape = sum_ape / (double)n;
     s->signed_mean_error = sum_signed / (double)n;
     s->geomean_ratio = exp(sum_log / (double)n);
-    qsort(scratch, n, sizeof *scratch, cmp_dbl);
-    s->median_ape = n % 2 ? scratch[n / 2] : 0.5 * (scratch[n / 2 - 1] + scratch[n / 2]);
+    s->median_ape = median_of(scratch, n);   /* sorts scratch, which the p90 below reads */
     size_t p90 = (size_t)ceil(0.9 * (double)n);
     s->p90_ape = scratch[p90 ? p90 - 1 : 0];
 }
