@@ -472,6 +472,32 @@ why=""
 [ -z "$why" ]
 report $? "validate-gemm-latency --host-overlap 0.25 reports the overlap it used" "$why"
 
+# The source column is free text and becomes part of the group names the JSON
+# keys on: a stray byte (\377), and a valid "é" that the 63-byte source tag
+# cuts in half, must still give valid UTF-8 JSON, the bytes mended to U+FFFD.
+mkdir -p "$T/gemm_utf8"
+{
+    echo "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source"
+    long=$(printf 'x%.0s' $(seq 62))
+    for m in 1 2 4 8 16 4096; do
+        printf 'a100_40gb_pcie,fp32,1,%s,64,64,0,0,0,%s,te\377st:a/x\n' "$m" "$((20 + m))"
+        printf 'a100_40gb_pcie,fp32,1,%s,64,64,0,0,0,%s,%s\303\251/y\n' "$m" "$((20 + m))" "$long"
+    done
+} >"$T/gemm_utf8/bad_bytes.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_utf8" --format json --compare-rooflines \
+    --leave-one-hardware-out --output-params "$T/gemm_utf8_params.json"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+for f in "$T/out" "$T/gemm_utf8_params.json"; do
+    [ -z "$why" ] && ! python3 -c 'import json, sys
+text = open(sys.argv[1], "rb").read().decode("utf-8")
+d = json.loads(text)
+assert "te\ufffdst:a" in text and "x" * 62 + "\ufffd" in text' "$f" 2>/dev/null &&
+        why="$(basename "$f"): not valid UTF-8 JSON with the bad bytes as U+FFFD"
+done
+[ -z "$why" ]
+report $? "validate-gemm-latency --format json: invalid UTF-8 in a CSV's source gives valid JSON" "$why"
+
 for bad in 0.9 -1 lots; do
     run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"

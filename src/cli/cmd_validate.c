@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "io/io_internal.h"
 #include "validate/gemm_latency.h"
 
 static const char help[] =
@@ -39,66 +40,57 @@ static const char help[] =
     "  --output-csv F                 per-row measured and predicted latency\n"
     "  --output-params F              calibrated overheads and the calibration rows (JSON)\n";
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static double num(double x) { return isfinite(x) ? x : 0; }
 
-static void json_stats(FILE *f, const opm_err_stats *s)
+static void json_stats(strbuf *b, const opm_err_stats *s)
 {
-    fprintf(f, "{\"rows\": %zu, \"mape\": %.4f, \"median_ape\": %.4f, \"p90_ape\": %.4f, \"geomean_ratio\": %.5f, "
-               "\"signed_mean_error\": %.4f}",
-            s->n, num(s->mape), num(s->median_ape), num(s->p90_ape), s->n ? num(s->geomean_ratio) : 1.0,
-            num(s->signed_mean_error));
+    sb_printf(b, "{\"rows\": %zu, \"mape\": %.4f, \"median_ape\": %.4f, \"p90_ape\": %.4f, \"geomean_ratio\": %.5f, "
+                 "\"signed_mean_error\": %.4f}",
+              s->n, num(s->mape), num(s->median_ape), num(s->p90_ape), s->n ? num(s->geomean_ratio) : 1.0,
+              num(s->signed_mean_error));
 }
 
-static void json_summary(FILE *f, const opm_gemm_dataset *ds, const opm_gemm_validation *v)
+/* Hardware and group names come from the CSVs' text columns, so they go
+ * through sb_json_string: any bytes in, valid JSON out. */
+static void json_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_validation *v)
 {
-    fprintf(f, "{\"model\": ");
-    json_str(f, v->model);
-    fprintf(f, ", \"rows\": %zu, \"rows_failed\": %zu, \"calibration_rows\": %zu, "
-               "\"rows_skipped_unknown_hardware\": %zu, \"rows_skipped_bad\": %zu, \"files\": %zu,\n  \"overall\": ",
-            v->rows, v->rows_failed, v->calibration_rows, ds->rows_unknown_hw, ds->rows_bad, ds->files);
-    json_stats(f, &v->overall);
-    fprintf(f, ",\n  \"by_hardware\": {");
+    sb_puts(b, "{\"model\": ");
+    sb_json_string(b, v->model);
+    sb_printf(b, ", \"rows\": %zu, \"rows_failed\": %zu, \"calibration_rows\": %zu, "
+                 "\"rows_skipped_unknown_hardware\": %zu, \"rows_skipped_bad\": %zu, \"files\": %zu,\n  \"overall\": ",
+              v->rows, v->rows_failed, v->calibration_rows, ds->rows_unknown_hw, ds->rows_bad, ds->files);
+    json_stats(b, &v->overall);
+    sb_puts(b, ",\n  \"by_hardware\": {");
     int first = 1;
     for (size_t h = 0; h < ds->n_hw; h++) {
         if (!v->by_hw[h].n) continue;
-        fprintf(f, "%s\n    ", first ? "" : ",");
-        json_str(f, ds->hw_names[h]);
-        fprintf(f, ": ");
-        json_stats(f, &v->by_hw[h]);
+        sb_printf(b, "%s\n    ", first ? "" : ",");
+        sb_json_string(b, ds->hw_names[h]);
+        sb_puts(b, ": ");
+        json_stats(b, &v->by_hw[h]);
         first = 0;
     }
-    fprintf(f, "},\n  \"by_class\": {");
+    sb_puts(b, "},\n  \"by_class\": {");
     first = 1;
     for (int c = 0; c < GC_COUNT; c++) {
         if (!v->by_class[c].n) continue;
-        fprintf(f, "%s\n    \"%s\": ", first ? "" : ",", opm_gemm_class_names[c]);
-        json_stats(f, &v->by_class[c]);
+        sb_printf(b, "%s\n    \"%s\": ", first ? "" : ",", opm_gemm_class_names[c]);
+        json_stats(b, &v->by_class[c]);
         first = 0;
     }
-    fprintf(f, "},\n  \"host_overlap_fraction\": %.3f,\n  \"host_overlap_us\": {", v->host_overlap);
+    sb_printf(b, "},\n  \"host_overlap_fraction\": %.3f,\n  \"host_overlap_us\": {", v->host_overlap);
     for (size_t g = 0; g < ds->n_groups; g++) {
-        fprintf(f, "%s", g ? ", " : "");
-        json_str(f, ds->group_names[g]);
-        fprintf(f, ": %.3f", v->group_overlap_s[g] * 1e6);
+        sb_puts(b, g ? ", " : "");
+        sb_json_string(b, ds->group_names[g]);
+        sb_printf(b, ": %.3f", v->group_overlap_s[g] * 1e6);
     }
-    fprintf(f, "},\n  \"fixed_overhead_us\": {");
+    sb_puts(b, "},\n  \"fixed_overhead_us\": {");
     for (size_t g = 0; g < ds->n_groups; g++) {
-        fprintf(f, "%s", g ? ", " : "");
-        json_str(f, ds->group_names[g]);
-        fprintf(f, ": %.3f", v->group_overhead_s[g] * 1e6);
+        sb_puts(b, g ? ", " : "");
+        sb_json_string(b, ds->group_names[g]);
+        sb_printf(b, ": %.3f", v->group_overhead_s[g] * 1e6);
     }
-    fprintf(f, "}");
+    sb_putc(b, '}');
 }
 
 static void table_stats_line(const char *label, const opm_err_stats *s)
@@ -149,48 +141,60 @@ static int write_csv(const char *path, const opm_gemm_dataset *ds, const opm_gem
     return EXIT_OK;
 }
 
+/* The text is built whole before the file is opened, so running out of
+ * memory reports an error instead of leaving a truncated file. */
+static int write_text(const char *path, const char *opt, const strbuf *out)
+{
+    if (out->oom) return cli_usage("out of memory");
+    FILE *f = fopen(path, "w");
+    if (!f) return cli_usage("%s: cannot write '%s'", opt, path);
+    int bad = out->n && fwrite(out->p, 1, out->n, f) != out->n;
+    if (fclose(f) || bad) return cli_usage("%s: cannot write '%s'", opt, path);
+    return EXIT_OK;
+}
+
 static int write_params(const char *path, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv,
                         int calibrate)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return cli_usage("--output-params: cannot write '%s'", path);
-    fprintf(f, "{\"calibrated\": %s, \"groups_are\": \"hardware|source tag (source up to its first '/')\",\n"
-               " \"models\": {",
-            calibrate ? "true" : "false");
+    strbuf b = {0};
+    sb_printf(&b, "{\"calibrated\": %s, \"groups_are\": \"hardware|source tag (source up to its first '/')\",\n"
+                  " \"models\": {",
+              calibrate ? "true" : "false");
     for (size_t j = 0; j < nv; j++) {
-        fprintf(f, "%s\n  ", j ? "," : "");
-        json_str(f, vs[j].model);
-        fprintf(f, ": [");
+        sb_puts(&b, j ? ",\n  " : "\n  ");
+        sb_json_string(&b, vs[j].model);
+        sb_puts(&b, ": [");
         for (size_t g = 0; g < ds->n_groups; g++) {
             opm_hardware *h = ds->hw[ds->group_hw[g]];
-            fprintf(f, "%s\n    {\"group\": ", g ? "," : "");
-            json_str(f, ds->group_names[g]);
-            fprintf(f, ", \"hardware\": ");
-            json_str(f, ds->hw_names[ds->group_hw[g]]);
-            fprintf(f, ", \"device_fixed_overhead_s\": %.9g, \"device_fixed_overhead_cycles\": %.1f, "
-                       "\"host_overlap_s\": %.9g, \"calibration_rows\": %zu}",
-                    vs[j].group_overhead_s[g], vs[j].group_overhead_s[g] * opm_hardware_clock_hz(h),
-                    vs[j].group_overlap_s[g], vs[j].group_cal_rows[g]);
+            sb_puts(&b, g ? ",\n    {\"group\": " : "\n    {\"group\": ");
+            sb_json_string(&b, ds->group_names[g]);
+            sb_puts(&b, ", \"hardware\": ");
+            sb_json_string(&b, ds->hw_names[ds->group_hw[g]]);
+            sb_printf(&b, ", \"device_fixed_overhead_s\": %.9g, \"device_fixed_overhead_cycles\": %.1f, "
+                          "\"host_overlap_s\": %.9g, \"calibration_rows\": %zu}",
+                      vs[j].group_overhead_s[g], vs[j].group_overhead_s[g] * opm_hardware_clock_hz(h),
+                      vs[j].group_overlap_s[g], vs[j].group_cal_rows[g]);
         }
-        fprintf(f, "]");
+        sb_putc(&b, ']');
     }
-    fprintf(f, "},\n \"calibration_rows\": [");
+    sb_puts(&b, "},\n \"calibration_rows\": [");
     int first = 1;
     for (size_t i = 0; i < ds->n_rows; i++) {
         if (!vs[0].is_cal[i]) continue;
         const opm_gemm_row *r = &ds->rows[i];
-        fprintf(f, "%s\n  {\"hardware\": ", first ? "" : ",");
-        json_str(f, ds->hw_names[r->hw]);
-        fprintf(f, ", \"group\": ");
-        json_str(f, ds->group_names[r->group]);
-        fprintf(f, ", \"dtype\": \"%s\", \"batch\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld, \"latency_us\": %.4f}",
-                opm_dtype_name(r->dtype), (long long)r->batch, (long long)r->m, (long long)r->n, (long long)r->k,
-                r->latency_s * 1e6);
+        sb_puts(&b, first ? "\n  {\"hardware\": " : ",\n  {\"hardware\": ");
+        sb_json_string(&b, ds->hw_names[r->hw]);
+        sb_puts(&b, ", \"group\": ");
+        sb_json_string(&b, ds->group_names[r->group]);
+        sb_printf(&b, ", \"dtype\": \"%s\", \"batch\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld, \"latency_us\": %.4f}",
+                  opm_dtype_name(r->dtype), (long long)r->batch, (long long)r->m, (long long)r->n, (long long)r->k,
+                  r->latency_s * 1e6);
         first = 0;
     }
-    fprintf(f, "]}\n");
-    if (fclose(f)) return cli_usage("--output-params: cannot write '%s'", path);
-    return EXIT_OK;
+    sb_puts(&b, "]}\n");
+    int rc = write_text(path, "--output-params", &b);
+    free(b.p);
+    return rc;
 }
 
 int cmd_validate_gemm_latency(int argc, char **argv)
@@ -275,29 +279,34 @@ int cmd_validate_gemm_latency(int argc, char **argv)
         memcpy(base[j], first, ds.n_rows * sizeof *first);
         free(first);
     }
+    /* The JSON document is built whole and printed only once complete, so a
+     * failure part way prints one error line and no truncated document. */
+    strbuf js = {0};
     if (rc == EXIT_OK) {
         if (json) {
-            printf(compare ? "{\"baseline\": \"roofline\", \"models\": [\n" : "");
+            sb_puts(&js, compare ? "{\"baseline\": \"roofline\", \"models\": [\n" : "");
             for (size_t j = 0; j < nv; j++) {
-                json_summary(stdout, &ds, &vs[j]);
-                printf("%s", compare ? (j + 1 < nv ? "},\n" : "}") : "");
+                json_summary(&js, &ds, &vs[j]);
+                sb_puts(&js, compare ? (j + 1 < nv ? "},\n" : "}") : "");
             }
             if (compare) {
-                printf("],\n \"mape_delta_vs_roofline\": {");
+                sb_puts(&js, "],\n \"mape_delta_vs_roofline\": {");
                 for (size_t j = 1; j < nv; j++) {
-                    printf("%s\"%s\": {\"overall\": %.4f, \"ratio\": %.3f, \"by_class\": {", j > 1 ? ", " : "",
-                           vs[j].model, vs[j].overall.mape - vs[0].overall.mape,
-                           vs[j].overall.mape > 0 ? vs[0].overall.mape / vs[j].overall.mape : 0);
+                    sb_puts(&js, j > 1 ? ", " : "");
+                    sb_json_string(&js, vs[j].model);
+                    sb_printf(&js, ": {\"overall\": %.4f, \"ratio\": %.3f, \"by_class\": {",
+                              vs[j].overall.mape - vs[0].overall.mape,
+                              vs[j].overall.mape > 0 ? vs[0].overall.mape / vs[j].overall.mape : 0);
                     int first = 1;
                     for (int c = 0; c < GC_COUNT; c++) {
                         if (!vs[j].by_class[c].n) continue;
-                        printf("%s\"%s\": %.4f", first ? "" : ", ", opm_gemm_class_names[c],
-                               vs[j].by_class[c].mape - vs[0].by_class[c].mape);
+                        sb_printf(&js, "%s\"%s\": %.4f", first ? "" : ", ", opm_gemm_class_names[c],
+                                  vs[j].by_class[c].mape - vs[0].by_class[c].mape);
                         first = 0;
                     }
-                    printf("}}");
+                    sb_puts(&js, "}}");
                 }
-                printf("}");
+                sb_putc(&js, '}');
             }
         } else {
             for (size_t j = 0; j < nv; j++) table_summary(&ds, &vs[j]);
@@ -315,7 +324,7 @@ int cmd_validate_gemm_latency(int argc, char **argv)
         }
         if (logo) {
             /* Each hardware scored with overheads from the others only. */
-            if (json) printf(",\n \"leave_one_hardware_out\": [");
+            if (json) sb_puts(&js, ",\n \"leave_one_hardware_out\": [");
             else printf("leave-one-hardware-out: every row of a hardware held out, its fixed overhead the median\n"
                         "of the other hardware's calibrated overheads of the same source tag\n");
             for (size_t j = 0; j < nv && rc == EXIT_OK; j++) {
@@ -325,20 +334,25 @@ int cmd_validate_gemm_latency(int argc, char **argv)
                     break;
                 }
                 if (json) {
-                    printf("%s\n  ", j ? "," : "");
-                    json_summary(stdout, &ds, &lv);
-                    printf("}");
+                    sb_puts(&js, j ? ",\n  " : "\n  ");
+                    json_summary(&js, &ds, &lv);
+                    sb_putc(&js, '}');
                 } else {
                     table_summary(&ds, &lv);
                 }
                 opm_gemm_validation_free(&lv);
             }
-            if (json) printf("]");
+            if (json) sb_putc(&js, ']');
         }
-        if (json) printf("}\n");
+        if (json && rc == EXIT_OK) {
+            sb_puts(&js, "}\n");
+            if (js.oom) rc = cli_usage("out of memory");
+            else if (fwrite(js.p, 1, js.n, stdout) != js.n || fflush(stdout)) rc = cli_usage("stdout: I/O error");
+        }
         if (rc == EXIT_OK && csv) rc = write_csv(csv, &ds, vs, nv);
         if (rc == EXIT_OK && params) rc = write_params(params, &ds, vs, nv, calibrate);
     }
+    free(js.p);
     for (size_t j = 0; j < nv; j++) {
         free(base[j]);
         opm_gemm_validation_free(&vs[j]);

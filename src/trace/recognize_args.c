@@ -1,6 +1,6 @@
 /* recognize_args.c — reading a profiled op's call arguments from their
- * canonical JSON texts (see recognize_args.h), and the little JSON object
- * writer the recognizer reports parameters with.
+ * canonical JSON texts (see recognize_args.h), and the JSON object the
+ * recognizer reports parameters in (a thin layer over strbuf).
  *
  * The texts come from a trace file, so nothing here trusts them: every
  * read is bounded by the terminating NUL, nesting is capped, numbers are
@@ -9,8 +9,8 @@
 #include "recognize_args.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../core/internal.h"
@@ -458,151 +458,94 @@ int opm_scalar_type_dtype(int64_t code, opm_dtype *out)
     }
 }
 
-/* ---- JSON writer ---- */
+/* ---- JSON object of parameters ---- */
 
 void opm_jbuf_init(opm_jbuf *b) { memset(b, 0, sizeof *b); }
 
 void opm_jbuf_free(opm_jbuf *b)
 {
-    free(b->s);
+    free(b->sb.p);
     memset(b, 0, sizeof *b);
-}
-
-static void put(opm_jbuf *b, const char *s, size_t n)
-{
-    if (b->failed) return;
-    if (b->len + n + 2 > b->cap) {
-        size_t cap = b->cap ? b->cap : 128;
-        while (b->len + n + 2 > cap) cap *= 2;
-        char *t = realloc(b->s, cap);
-        if (!t) {
-            b->failed = 1;
-            return;
-        }
-        b->s = t;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void puts_(opm_jbuf *b, const char *s) { put(b, s, strlen(s)); }
-
-static void put_string(opm_jbuf *b, const char *s)
-{
-    put(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char e[8];
-        if (*p == '"' || *p == '\\') {
-            e[0] = '\\';
-            e[1] = (char)*p;
-            put(b, e, 2);
-        } else if (*p < 0x20) {
-            snprintf(e, sizeof e, "\\u%04x", *p);
-            puts_(b, e);
-        } else {
-            put(b, (const char *)p, 1);
-        }
-    }
-    put(b, "\"", 1);
 }
 
 static void key(opm_jbuf *b, const char *k)
 {
-    if (b->fields++) put(b, ",", 1);
-    put_string(b, k);
-    put(b, ":", 1);
+    sb_putc(&b->sb, b->fields++ ? ',' : '{');
+    sb_json_string(&b->sb, k);
+    sb_putc(&b->sb, ':');
 }
 
-static void put_int(opm_jbuf *b, int64_t v)
-{
-    char t[32];
-    snprintf(t, sizeof t, "%lld", (long long)v);
-    puts_(b, t);
-}
+/* Every writer ends here: strbuf records its own failure, callers read ours. */
+static void done(opm_jbuf *b) { b->failed = b->sb.oom; }
 
 void opm_jbuf_int(opm_jbuf *b, const char *k, int64_t v)
 {
     key(b, k);
-    put_int(b, v);
+    sb_printf(&b->sb, "%" PRId64, v);
+    done(b);
 }
 
 void opm_jbuf_bool(opm_jbuf *b, const char *k, int v)
 {
     key(b, k);
-    puts_(b, v ? "true" : "false");
+    sb_puts(&b->sb, v ? "true" : "false");
+    done(b);
 }
 
 void opm_jbuf_double(opm_jbuf *b, const char *k, double v)
 {
     key(b, k);
-    if (!isfinite(v)) {
-        puts_(b, "null");
-        return;
-    }
-    char t[40];
-    snprintf(t, sizeof t, "%.17g", v);
-    /* "%g" may print "1e-05" (valid JSON) or "inf" (excluded above) */
-    puts_(b, t);
+    if (isfinite(v)) sb_double(&b->sb, v);
+    else sb_puts(&b->sb, "null"); /* JSON has no inf or nan */
+    done(b);
 }
 
 void opm_jbuf_str(opm_jbuf *b, const char *k, const char *v)
 {
     key(b, k);
-    if (v) put_string(b, v);
-    else puts_(b, "null");
+    if (v) sb_json_string(&b->sb, v);
+    else sb_puts(&b->sb, "null");
+    done(b);
 }
 
-static void put_ints(opm_jbuf *b, const int64_t *v, int n)
+static void put_ints(strbuf *sb, const int64_t *v, int n)
 {
-    put(b, "[", 1);
-    for (int i = 0; i < n; i++) {
-        if (i) put(b, ",", 1);
-        put_int(b, v[i]);
-    }
-    put(b, "]", 1);
+    sb_putc(sb, '[');
+    for (int i = 0; i < n; i++) sb_printf(sb, i ? ",%" PRId64 : "%" PRId64, v[i]);
+    sb_putc(sb, ']');
 }
 
 void opm_jbuf_ints(opm_jbuf *b, const char *k, const int64_t *v, int n)
 {
     key(b, k);
-    put_ints(b, v, n);
+    put_ints(&b->sb, v, n);
+    done(b);
 }
 
 void opm_jbuf_shapes(opm_jbuf *b, const char *k, const int64_t *const *dims, const int *ranks, int n)
 {
     key(b, k);
-    put(b, "[", 1);
+    sb_putc(&b->sb, '[');
     for (int i = 0; i < n; i++) {
-        if (i) put(b, ",", 1);
-        put_ints(b, dims[i], ranks[i]);
+        if (i) sb_putc(&b->sb, ',');
+        put_ints(&b->sb, dims[i], ranks[i]);
     }
-    put(b, "]", 1);
+    sb_putc(&b->sb, ']');
+    done(b);
 }
 
 void opm_jbuf_raw(opm_jbuf *b, const char *k, const char *json)
 {
     key(b, k);
-    puts_(b, json ? json : "null");
+    sb_puts(&b->sb, json ? json : "null");
+    done(b);
 }
 
 char *opm_jbuf_finish(opm_jbuf *b)
 {
-    if (b->failed) {
-        opm_jbuf_free(b);
-        return NULL;
-    }
-    size_t n = b->len;
-    char *s = malloc(n + 3);
-    if (!s) {
-        opm_jbuf_free(b);
-        return NULL;
-    }
-    s[0] = '{';
-    if (n) memcpy(s + 1, b->s, n);
-    s[n + 1] = '}';
-    s[n + 2] = '\0';
-    opm_jbuf_free(b);
+    sb_puts(&b->sb, b->fields ? "}" : "{}");
+    char *s = b->sb.oom ? NULL : b->sb.p;
+    if (!s) free(b->sb.p);
+    memset(b, 0, sizeof *b);
     return s;
 }

@@ -1,6 +1,6 @@
 /* recognize_args.h — the call arguments of one profiled op, read from the
- * canonical JSON texts the reader stores (see opm_call_args), and a small
- * JSON writer for the parameters the recognizer reports.
+ * canonical JSON texts the reader stores (see opm_call_args), and the
+ * JSON object the recognizer reports parameters in.
  *
  * One argument is one entry of `Input Dims` with the matching entries of
  * `Input type` and `Concrete Inputs`:
@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "opmodel/opmodel.h"
+#include "../io/io_internal.h"
 
 typedef enum opm_targ_kind {
     OPM_TARG_NONE,     /* a scalar, a list of scalars or an absent optional: dims [] */
@@ -78,13 +79,14 @@ int opm_scalar_type_dtype(int64_t code, opm_dtype *out);
  * allowed), nested at most 256 deep. */
 int opm_json_is_value(const char *text, size_t len);
 
-/* ---- JSON object writer ----
- * Appends "key":value pairs; a failed allocation sets `failed` and every
- * later call does nothing, so callers check once at the end. */
+/* ---- JSON object of parameters ----
+ * Appends "key":value pairs to a strbuf (the project's one text builder:
+ * its string escaping and number text), adding only the braces and commas.
+ * A failed allocation sets `failed` and every later call does nothing, so
+ * callers check once at the end. */
 typedef struct opm_jbuf {
-    char *s;
-    size_t len, cap;
-    int failed;
+    strbuf sb;        /* "{" and the pairs so far */
+    int failed;       /* sb.oom, kept here for callers that test it */
     int fields;       /* pairs written so far (for the commas) */
 } opm_jbuf;
 
@@ -92,7 +94,9 @@ void opm_jbuf_init(opm_jbuf *b);
 void opm_jbuf_free(opm_jbuf *b);
 void opm_jbuf_int(opm_jbuf *b, const char *key, int64_t v);
 void opm_jbuf_bool(opm_jbuf *b, const char *key, int v);
+/* Shortest text that reads back as v; null when v is not finite. */
 void opm_jbuf_double(opm_jbuf *b, const char *key, double v);
+/* Bytes that are not well-formed UTF-8 become U+FFFD (see sb_json_string). */
 void opm_jbuf_str(opm_jbuf *b, const char *key, const char *v);
 void opm_jbuf_ints(opm_jbuf *b, const char *key, const int64_t *v, int n);
 /* `list` of n shapes, shape i with ranks[i] dims starting at dims[i]. */

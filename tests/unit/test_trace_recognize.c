@@ -8,6 +8,7 @@
  * malformed, absent and nested arguments; kernel categories. */
 #include <criterion/criterion.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1059,6 +1060,56 @@ Test(trace_recognize, argument_reader)
     cr_assert(opm_json_is_value("[[1,2],{\"a\":[true,null]}]", 25));
     cr_assert(!opm_json_is_value("[1,]", 4));
     cr_assert(!opm_json_is_value("\"\\x\"", 4));
+}
+
+/* The parameters object is written with strbuf: numbers in their shortest
+ * round-trip text (params are shown to people and compared as text) and
+ * strings that are valid JSON whatever bytes the trace held. */
+Test(trace_recognize, params_writer)
+{
+    opm_jbuf b;
+    opm_jbuf_init(&b);
+    char *s = opm_jbuf_finish(&b);
+    cr_assert_str_eq(s, "{}");
+    free(s);
+
+    opm_jbuf_init(&b);
+    static const int64_t d0[] = {2, 3}, l[] = {1, -2};
+    const int64_t *dims[] = {d0, NULL};
+    const int ranks[] = {2, 0};
+    opm_jbuf_int(&b, "i", INT64_MIN);
+    opm_jbuf_bool(&b, "b", 1);
+    opm_jbuf_double(&b, "d", 0.1);
+    opm_jbuf_double(&b, "e", 1e-5);
+    opm_jbuf_double(&b, "inf", INFINITY);
+    opm_jbuf_str(&b, "s", "a\xff" "b\n\"q\"\x01\xc3\xa9");
+    opm_jbuf_str(&b, "n", NULL);
+    opm_jbuf_ints(&b, "l", l, 2);
+    opm_jbuf_shapes(&b, "sh", dims, ranks, 2);
+    opm_jbuf_raw(&b, "r", "[1,{\"a\":2}]");
+    opm_jbuf_raw(&b, "z", NULL);
+    cr_assert_eq(b.failed, 0);
+    s = opm_jbuf_finish(&b);
+    cr_assert_str_eq(s, "{\"i\":-9223372036854775808,\"b\":true,\"d\":0.1,\"e\":1e-05,\"inf\":null,"
+                        "\"s\":\"a\xef\xbf\xbd" "b\\n\\\"q\\\"\\u0001\xc3\xa9\",\"n\":null,\"l\":[1,-2],"
+                        "\"sh\":[[2,3],[]],\"r\":[1,{\"a\":2}],\"z\":null}");
+    json_error_t je;
+    json_t *j = json_loads(s, 0, &je);
+    cr_assert_not_null(j, "%s: %s", s, je.text);
+    cr_assert_float_eq(json_real_value(json_object_get(j, "d")), 0.1, 0);
+    json_decref(j);
+    free(s);
+
+    /* A call the recogniser has no row for reports its raw arguments; text
+     * that is not JSON becomes a string, its stray bytes U+FFFD. */
+    rec r = run("aten::no_such_op_for_params", "not json \xfe", "", "", 0);
+    cr_assert_str_eq(r.params, "{\"input_dims\":\"not json \xef\xbf\xbd\",\"input_types\":null,\"concrete_inputs\":null}");
+    done(&r);
+    rec x = run("aten::cross_entropy_loss", "[[8,16],[8],[],[],[],[]]",
+                "[\"float\",\"long int\",\"\",\"Scalar\",\"Scalar\",\"Scalar\"]",
+                "[\"\",\"\",\"\",\"1\",\"-100\",\"0.1\"]", 0);
+    cr_assert_not_null(strstr(x.params, "\"label_smoothing\":0.1,"), "%s", x.params);
+    done(&x);
 }
 
 /* ---- GPU work no recognised op owns ---- */
