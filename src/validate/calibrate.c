@@ -4,7 +4,8 @@
  * before/after scores and the annotated YAML of the result.  calibrate.h
  * describes the parameters, the objective and the method.
  *
- * The CSV reader is our own rather than gemm_latency.c's directory loader:
+ * The rows are read here rather than by gemm_latency.c's directory loader
+ * (both read lines through csv.h, so they accept the same files):
  * calibration takes a single file too, rejects a malformed row with its
  * FILE:LINE (validation skips and counts them), and keeps rows by the
  * hardware column's text instead of opening every name as hardware, so a
@@ -12,16 +13,16 @@
  * it.  Predictions go through opm_gemm_base_predictions, so a row is
  * predicted exactly as validate-gemm-latency predicts it. */
 #include "calibrate.h"
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "../core/internal.h"
 #include "../hardware/hw_internal.h"
+#include "../io/io_internal.h"
+#include "csv.h"
 #include "gemm_latency.h"
 
 const char *const opm_cal_param_paths[OPM_CAL_NPARAMS] = {
@@ -112,16 +113,11 @@ enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BI
 static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
                                             "transpose_b", "bias", "latency_us", "kernel", "clock_mhz"};
 #define NREQ COL_KERNEL
-#define MAX_FIELDS 64
 
 /* A row error: "FILE:LINE: column: what". */
-static int row_error(opm_error *err, const char *path, size_t line, const char *col, const char *what, const char *got)
+static int row_error(const opm_csv *in, opm_error *err, const char *col, const char *what, const char *got)
 {
-    char where[OPM_ERROR_MESSAGE_MAX / 2];
-    opm_err(err, OPM_EINVAL, col, "expected %s, got '%.40s'", what, got);
-    snprintf(where, sizeof where, "%s:%zu", path, line);
-    opm_err_prefix(err, where);
-    return OPM_EINVAL;
+    return opm_csv_error(in, err, col, "expected %s, got '%.40s'", what, got);
 }
 
 static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *v)
@@ -143,10 +139,12 @@ static void note_other(reader *rd, const char *name)
 }
 
 /* One data row: every row is checked, rows of this hardware are kept. */
-static int read_row(reader *rd, const char *path, size_t line, char **fld, int nf, const int *col)
+static int read_row(reader *rd, const opm_csv *in, const int *col)
 {
+    char *const *fld = in->fld;
+    int nf = in->nf;
     for (int c = 0; c < NREQ; c++)
-        if (col[c] >= nf) return row_error(rd->err, path, line, col_names[c], "a value in every column", "");
+        if (col[c] >= nf) return row_error(in, rd->err, col_names[c], "a value in every column", "");
     opm_gemm_row r;
     memset(&r, 0, sizeof r);
     int64_t v[7];
@@ -155,23 +153,23 @@ static int read_row(reader *rd, const char *path, size_t line, char **fld, int n
     for (int c = COL_BATCH; c <= COL_BIAS; c++) {
         int flag = c >= COL_TA;
         if (parse_count(fld[col[c]], flag ? 0 : 1, flag ? 1 : INT64_C(1) << 40, &v[c - COL_BATCH]))
-            return row_error(rd->err, path, line, col_names[c], what[c - COL_BATCH], fld[col[c]]);
+            return row_error(in, rd->err, col_names[c], what[c - COL_BATCH], fld[col[c]]);
     }
     if (opm_dtype_parse(fld[col[COL_DTYPE]], &r.dtype))
-        return row_error(rd->err, path, line, "dtype", "a dtype name (fp32, fp16, bf16, int8, ...)", fld[col[COL_DTYPE]]);
+        return row_error(in, rd->err, "dtype", "a dtype name (fp32, fp16, bf16, int8, ...)", fld[col[COL_DTYPE]]);
     char *end;
     double lat = strtod(fld[col[COL_LAT]], &end);
     if (end == fld[col[COL_LAT]] || *end || !(lat > 0) || !isfinite(lat))
-        return row_error(rd->err, path, line, "latency_us", "a positive number of microseconds", fld[col[COL_LAT]]);
+        return row_error(in, rd->err, "latency_us", "a positive number of microseconds", fld[col[COL_LAT]]);
     if (col[COL_CLOCK] >= 0 && col[COL_CLOCK] < nf && fld[col[COL_CLOCK]][0]) {
         const char *f = fld[col[COL_CLOCK]];
         double mhz = strtod(f, &end);
         if (end == f || *end || !(mhz > 0) || !isfinite(mhz))
-            return row_error(rd->err, path, line, "clock_mhz", "a positive clock in MHz, or nothing", f);
+            return row_error(in, rd->err, "clock_mhz", "a positive clock in MHz, or nothing", f);
         r.clock_hz = mhz * 1e6;
     }
     const char *hw = fld[col[COL_HW]];
-    if (!*hw) return row_error(rd->err, path, line, "hardware", "a hardware name", hw);
+    if (!*hw) return row_error(in, rd->err, "hardware", "a hardware name", hw);
     if (strcmp(hw, rd->want)) {
         note_other(rd, hw);
         return 0;
@@ -186,41 +184,24 @@ static int read_row(reader *rd, const char *path, size_t line, char **fld, int n
 
 static int read_file(reader *rd, const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return opm_err(rd->err, OPM_EIO, "--data", "cannot read '%s': %s", path, strerror(errno));
+    opm_csv in;
+    int rc = opm_csv_open(&in, path, "--data", rd->err);
+    if (rc) return rc;
     rd->files++;
-    char *line = NULL, *fld[MAX_FIELDS];
-    size_t cap = 0, lineno = 0;
-    int col[NCOL], rc = 0, have_header = 0;
-    for (int c = 0; c < NCOL; c++) col[c] = -1;
-    while (!rc && getline(&line, &cap, f) >= 0) {
-        lineno++;
-        if (line[strspn(line, " \t\r\n")] == '\0') continue;
-        /* A spreadsheet's UTF-8 byte order mark would hide the first column name. */
-        char *start = !have_header && !strncmp(line, "\xEF\xBB\xBF", 3) ? line + 3 : line;
-        int nf = opm_csv_split_line(start, fld, MAX_FIELDS);
-        if (!have_header) {
-            have_header = 1;
-            for (int i = 0; i < nf; i++)
-                for (int c = 0; c < NCOL; c++)
-                    if (col[c] < 0 && !strcmp(fld[i], col_names[c])) col[c] = i;
-            for (int c = 0; !rc && c < NREQ; c++)
-                if (col[c] < 0) {
-                    char where[OPM_ERROR_MESSAGE_MAX / 2];
-                    rc = opm_err(rd->err, OPM_EINVAL, "header",
-                                 "expected a '%s' column (contract §4: hardware,dtype,batch,m,n,k,transpose_a,"
-                                 "transpose_b,bias,latency_us)", col_names[c]);
-                    snprintf(where, sizeof where, "%s:%zu", path, lineno);
-                    opm_err_prefix(rd->err, where);
-                }
-            continue;
+    int col[NCOL];
+    if (!(rc = opm_csv_read(&in, rd->err)) && in.nf) {
+        opm_csv_columns(&in, col_names, NCOL, col);
+        for (int c = 0; !rc && c < NREQ; c++)
+            if (col[c] < 0)
+                rc = opm_csv_error(&in, rd->err, "header",
+                                   "expected a '%s' column (contract §4: hardware,dtype,batch,m,n,k,transpose_a,"
+                                   "transpose_b,bias,latency_us)", col_names[c]);
+        while (!rc && !(rc = opm_csv_read(&in, rd->err)) && in.nf) {
+            rd->rows_read++;
+            rc = read_row(rd, &in, col);
         }
-        rd->rows_read++;
-        rc = read_row(rd, path, lineno, fld, nf, col);
     }
-    if (!rc && ferror(f)) rc = opm_err(rd->err, OPM_EIO, "--data", "error reading '%s'", path);
-    free(line);
-    fclose(f);
+    opm_csv_close(&in);
     return rc;
 }
 
@@ -626,38 +607,10 @@ void opm_calibration_free(opm_calibration *c)
 
 /* ---- the annotated YAML ---- */
 
-typedef struct text {
-    char *p;
-    size_t len, cap;
-    int oom;
-} text;
-
-static void put(text *t, const char *fmt, ...) OPM_PRINTF(2, 3);
-static void put(text *t, const char *fmt, ...)
-{
-    if (t->oom) return;
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0) { t->oom = 1; return; }
-    if (t->len + (size_t)n + 1 > t->cap) {
-        size_t nc = (t->len + (size_t)n + 1) * 2;
-        char *q = realloc(t->p, nc);
-        if (!q) { t->oom = 1; return; }
-        t->p = q;
-        t->cap = nc;
-    }
-    va_start(ap, fmt);
-    vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    t->len += (size_t)n;
-}
-
 /* A string on one comment line: control characters become '?'. */
-static void put_clean(text *t, const char *s)
+static void put_clean(strbuf *t, const char *s)
 {
-    for (; *s && !t->oom; s++) put(t, "%c", (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
+    for (; *s; s++) sb_putc(t, (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s);
 }
 
 static const char *why_not(int status)
@@ -672,36 +625,36 @@ char *opm_calibration_to_yaml(const opm_calibration *c, const char *command_line
     char *body = opm_hardware_to_yaml(c->hw, err);
     if (!body) return NULL;
     double clock = c->hw->cparam[CP_CLOCK_HZ];
-    text t = {0};
-    put(&t, "# %s calibrated by `opmodel calibrate` against measured GEMM latencies.\n", c->hardware);
+    strbuf t = {0};
+    sb_printf(&t, "# %s calibrated by `opmodel calibrate` against measured GEMM latencies.\n", c->hardware);
     if (command_line) {
-        put(&t, "# command: ");
+        sb_puts(&t, "# command: ");
         put_clean(&t, command_line);
-        put(&t, "\n");
+        sb_puts(&t, "\n");
     }
-    put(&t, "# data: ");
+    sb_puts(&t, "# data: ");
     put_clean(&t, c->data);
-    put(&t, " (%zu file%s), rows with hardware '", c->files, c->files == 1 ? "" : "s");
+    sb_printf(&t, " (%zu file%s), rows with hardware '", c->files, c->files == 1 ? "" : "s");
     put_clean(&t, c->rows_for);
-    put(&t, "': %zu; %zu train, %zu held out (every %dth row), %zu the model cannot predict\n", c->rows,
-        c->train_before.n, c->heldout_before.n, OPM_CAL_HOLDOUT_EVERY, c->rows_failed);
-    put(&t, "# model: %s; fit: bounded least squares on log(predicted/measured) over the train rows\n", c->model);
-    put(&t, "# parameter: before -> after [bounds]\n");
+    sb_printf(&t, "': %zu; %zu train, %zu held out (every %dth row), %zu the model cannot predict\n", c->rows,
+              c->train_before.n, c->heldout_before.n, OPM_CAL_HOLDOUT_EVERY, c->rows_failed);
+    sb_printf(&t, "# model: %s; fit: bounded least squares on log(predicted/measured) over the train rows\n", c->model);
+    sb_puts(&t, "# parameter: before -> after [bounds]\n");
     for (int p = 0; p < OPM_CAL_NPARAMS; p++) {
         const opm_cal_param *pp = &c->param[p];
-        put(&t, "#   %s: %.6g", opm_cal_param_paths[p], pp->before);
+        sb_printf(&t, "#   %s: %.6g", opm_cal_param_paths[p], pp->before);
         if (pp->status == OPM_CAL_FITTED)
-            put(&t, " -> %.6g [%.6g, %.6g]%s", pp->after, pp->lo, pp->hi, pp->at_bound ? " (at a bound)" : "");
+            sb_printf(&t, " -> %.6g [%.6g, %.6g]%s", pp->after, pp->lo, pp->hi, pp->at_bound ? " (at a bound)" : "");
         else
-            put(&t, ", kept: %s", why_not(pp->status));
+            sb_printf(&t, ", kept: %s", why_not(pp->status));
         if (p == OPM_CAL_OVERHEAD)
-            put(&t, " (%.3f -> %.3f us)", pp->before / clock * 1e6, pp->after / clock * 1e6);
-        put(&t, "\n");
+            sb_printf(&t, " (%.3f -> %.3f us)", pp->before / clock * 1e6, pp->after / clock * 1e6);
+        sb_puts(&t, "\n");
     }
-    put(&t, "# MAPE %%: train %.2f -> %.2f, held-out ", c->train_before.mape, c->train_after.mape);
-    if (c->heldout_before.n) put(&t, "%.2f -> %.2f\n", c->heldout_before.mape, c->heldout_after.mape);
-    else put(&t, "n/a (no held-out row)\n");
-    put(&t, "%s", body);
+    sb_printf(&t, "# MAPE %%: train %.2f -> %.2f, held-out ", c->train_before.mape, c->train_after.mape);
+    if (c->heldout_before.n) sb_printf(&t, "%.2f -> %.2f\n", c->heldout_before.mape, c->heldout_after.mape);
+    else sb_puts(&t, "n/a (no held-out row)\n");
+    sb_puts(&t, body);
     free(body);
     if (t.oom) {
         free(t.p);

@@ -34,15 +34,14 @@
  * the SM clock it is predicted at (opm_hardware_with_clock).  Leave-one-
  * hardware-out holds each hardware out in turn, all its rows scored with
  * overheads borrowed from the others. */
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "../core/internal.h"
 #include "../hardware/hw_internal.h"
+#include "csv.h"
 #include "gemm_latency.h"
 
 #define CAL_PER_GROUP 8
@@ -65,78 +64,6 @@ int opm_gemm_size_class(double batch, double m, double n, double k)
 }
 
 /* ---- loading ---- */
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* Appends every *.csv under dir, depth first, each directory in sorted
- * order (the order that numbers the rows). */
-int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *n, size_t *cap, opm_error *err)
-{
-    DIR *d = opendir(dir);
-    if (!d) return opm_err(err, OPM_EIO, field, "cannot open directory '%s': %s", dir, strerror(errno));
-    char **names = NULL;
-    size_t nn = 0, nc = 0;
-    int rc = 0;
-    struct dirent *de;
-    while (!rc && (de = readdir(d))) {
-        if (de->d_name[0] == '.') continue;
-        if (nn == nc) {
-            nc = nc ? 2 * nc : 16;
-            char **t = realloc(names, nc * sizeof *t);
-            if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-            names = t;
-        }
-        size_t len = strlen(dir) + strlen(de->d_name) + 2;
-        if (!(names[nn] = malloc(len))) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-        snprintf(names[nn++], len, "%s/%s", dir, de->d_name);
-    }
-    closedir(d);
-    if (!rc) qsort(names, nn, sizeof *names, cmp_str);
-    for (size_t i = 0; !rc && i < nn; i++) {
-        struct stat st;
-        size_t len = strlen(names[i]);
-        if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            rc = opm_csv_list_dir(names[i], field, paths, n, cap, err);
-        } else if (len > 4 && strcmp(names[i] + len - 4, ".csv") == 0) {
-            if (*n == *cap) {
-                size_t c2 = *cap ? 2 * *cap : 32;
-                char **t = realloc(*paths, c2 * sizeof *t);
-                if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-                *paths = t;
-                *cap = c2;
-            }
-            (*paths)[(*n)++] = names[i];
-            names[i] = NULL;
-        }
-    }
-    for (size_t i = 0; i < nn; i++) free(names[i]);
-    free(names);
-    return rc;
-}
-
-int opm_csv_split_line(char *line, char **f, int max)
-{
-    int n = 0;
-    char *p = line;
-    for (;;) {
-        if (n == max) break;
-        f[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = '\0';
-        p = c + 1;
-    }
-    for (int i = 0; i < n; i++) {
-        size_t l = strlen(f[i]);
-        while (l && (f[i][l - 1] == '\n' || f[i][l - 1] == '\r' || f[i][l - 1] == ' ')) f[i][--l] = '\0';
-        while (*f[i] == ' ') f[i]++, l--;
-        if (l >= 2 && f[i][0] == '"' && f[i][l - 1] == '"') {
-            f[i][l - 1] = '\0';
-            f[i]++;
-        }
-    }
-    return n;
-}
 
 static int intern(char (**names)[96], size_t *n, const char *s, int *is_new)
 {
@@ -220,30 +147,25 @@ static int parse_i64(const char *s, int64_t *v)
 
 static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return opm_err(err, OPM_EIO, "--data-dir", "cannot read '%s': %s", path, strerror(errno));
-    char line[4096];
-    char *fld[64];
-    int col[NCOL];
-    for (int i = 0; i < NCOL; i++) col[i] = -1;
-    if (!fgets(line, sizeof line, f)) {
-        fclose(f);
-        return 0; /* an empty file holds no rows */
+    opm_csv in;
+    int rc = opm_csv_open(&in, path, "--data-dir", err);
+    if (!rc) rc = opm_csv_read(&in, err);
+    if (rc || in.nf == 0) {
+        opm_csv_close(&in);
+        return rc; /* an empty file holds no rows */
     }
-    int nf = opm_csv_split_line(line, fld, 64);
-    for (int i = 0; i < nf; i++)
-        for (int c = 0; c < NCOL; c++)
-            if (strcmp(fld[i], col_names[c]) == 0) col[c] = i;
-    for (int c = 0; c < NCOL; c++)
-        if (col[c] < 0 && c < COL_SOURCE) {
-            fclose(f);
-            return opm_err(err, OPM_EINVAL, "--data-dir", "%s:1: expected a '%s' column (contract §4 header)", path,
-                           col_names[c]);
+    int col[NCOL];
+    opm_csv_columns(&in, col_names, NCOL, col);
+    for (int c = 0; c < COL_SOURCE; c++)
+        if (col[c] < 0) {
+            rc = opm_err(err, OPM_EINVAL, "--data-dir", "%s:%zu: expected a '%s' column (contract §4 header)", path,
+                         in.line, col_names[c]);
+            opm_csv_close(&in);
+            return rc;
         }
-    int rc = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '\n' || line[0] == '\r' || line[0] == '\0') continue;
-        nf = opm_csv_split_line(line, fld, 64);
+    while (!(rc = opm_csv_read(&in, err)) && in.nf) {
+        char **fld = in.fld;
+        int nf = in.nf;
         opm_gemm_row r;
         memset(&r, 0, sizeof r);
         int bad = 0;
@@ -295,7 +217,7 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         }
         ds->rows[ds->n_rows++] = r;
     }
-    fclose(f);
+    opm_csv_close(&in);
     return rc;
 }
 

@@ -51,19 +51,10 @@ typedef struct opm_gemm_dataset {
     int *group_hw;
 } opm_gemm_dataset;
 
-/* Reads every *.csv under dir (recursively, in sorted order).  Files whose
- * header lacks the contract's required columns are an error naming the
- * file.  Rows of unknown hardware are counted and skipped. */
-/* Splits one line of a contract §4 CSV in place at commas into at most
- * `max` fields, stripping spaces, line ends and quotes around a field (the
- * format has no quoted commas).  Returns the field count. */
-int opm_csv_split_line(char *line, char **f, int max);
-/* Appends the path of every *.csv under dir to *paths (malloc'ed strings,
- * *n used of *cap), depth first, each directory in sorted order — the order
- * that numbers the rows.  `field` names the option in errors. */
-int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *n, size_t *cap,
-                     opm_error *err);
-
+/* Reads every *.csv under dir (recursively, in sorted order; csv.h says
+ * how a line is read).  Files whose header lacks the contract's required
+ * columns are an error naming the file.  Rows of unknown hardware and rows
+ * with an unparsable field are counted and skipped. */
 int opm_gemm_dataset_load(const char *dir, opm_gemm_dataset *ds, opm_error *err);
 void opm_gemm_dataset_free(opm_gemm_dataset *ds);
 

@@ -2,8 +2,10 @@
  * known efficiencies and overhead from latencies the model itself generated
  * with a modified T4, bounds when the data ask for values outside them, the
  * written YAML (loads, predicts, re-emits identically, deterministic), the
- * train / held-out split, row selection, a fit on the shipped NeuSight T4
- * rows, and the CLI's error paths (exit 2, one line on stderr, nothing on
+ * train / held-out split, row selection, spreadsheet CSVs (a byte order
+ * mark, CRLF, a line over 4 KiB) read alike by calibrate's and
+ * validate-gemm-latency's loaders, a fit on the shipped NeuSight T4 rows,
+ * and the CLI's error paths (exit 2, one line on stderr, nothing on
  * stdout). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "validate/calibrate.h"
+#include "validate/gemm_latency.h"
 
 /* ---- helpers ---- */
 
@@ -574,6 +577,143 @@ Test(calibrate, spreadsheet_csv_with_bom_crlf_quotes_and_blank_lines)
     cr_assert_eq(c.heldout_before.n, 1);
     cr_assert_eq(c.train_before.n, 5);
     opm_calibration_free(&c);
+    opm_hardware_free(p4);
+}
+
+/* Writes six P4 rows (contract §4, a kernel and a source column) to
+ * dir/gemm.csv, with a byte order mark and CRLF line ends when asked, and
+ * with `pad` bytes added to the source of the second row: past the 4 KiB a
+ * fixed line buffer would hold, with latency_us and kernel after it so a
+ * split line would lose them. */
+static void write_spreadsheet_csv(const char *dir, int bom, int crlf, size_t pad)
+{
+    static const char *const rows[] = {
+        "p4,fixture/a,fp32,1,128,128,128,0,0,0,31.5,maxwell_sgemm_128x64_nn",
+        "p4,fixture/b,fp32,1,256,256,256,0,0,0,38.0,maxwell_sgemm_128x128_nn",
+        "p4,fixture/c,fp32,1,512,512,512,0,1,1,75.5,",
+        "p4,fixture/d,fp32,4,512,512,512,0,0,0,190.0,",
+        "p4,fixture/e,fp32,1,1024,1024,1024,0,0,0,480.0,maxwell_sgemm_128x64_nn",
+        "p4,fixture/f,fp32,1,2048,2048,2048,0,0,0,3500.0,",
+    };
+    char path[600];
+    snprintf(path, sizeof path, "%s/gemm.csv", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    const char *eol = crlf ? "\r\n" : "\n";
+    if (bom) fputs("\xEF\xBB\xBF", f);
+    fprintf(f, "hardware,source,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel%s", eol);
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        const char *comma = strchr(rows[i] + 3, ',');
+        fwrite(rows[i], 1, (size_t)(comma - rows[i]), f);
+        for (size_t j = 0; i == 1 && j < pad; j++) fputc("0123456789abcdef"[j % 16], f);
+        fprintf(f, "%s%s", comma, eol);
+    }
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(calibrate, both_loaders_read_bom_crlf_and_long_lines, .init = make_tmp, .fini = remove_tmp)
+{
+    static const struct {
+        const char *name;
+        int bom, crlf;
+        size_t pad;
+    } v[] = {{"plain", 0, 0, 0}, {"bom", 1, 0, 0}, {"crlf", 0, 1, 0}, {"long", 0, 0, 6000},
+             {"all", 1, 1, 6000}};
+    opm_hardware *p4 = builtin("p4");
+    opm_gemm_dataset plain;
+    memset(&plain, 0, sizeof plain);
+    opm_calibration plain_cal;
+    memset(&plain_cal, 0, sizeof plain_cal);
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        char dir[512], csv[600];
+        tmp_path(v[i].name, dir, sizeof dir);
+        cr_assert_eq(mkdir(dir, 0700), 0);
+        write_spreadsheet_csv(dir, v[i].bom, v[i].crlf, v[i].pad);
+        snprintf(csv, sizeof csv, "%s/gemm.csv", dir);
+
+        /* validate-gemm-latency's loader: every row kept, none bad. */
+        opm_error err;
+        opm_gemm_dataset ds;
+        cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s: %s", v[i].name, err.message);
+        cr_assert_eq(ds.files, 1, "%s", v[i].name);
+        cr_assert_eq(ds.n_rows, 6, "%s: %zu rows", v[i].name, ds.n_rows);
+        cr_assert_eq(ds.rows_bad, 0, "%s", v[i].name);
+        cr_assert_eq(ds.rows_unknown_hw, 0, "%s", v[i].name);
+        cr_assert_eq(ds.n_hw, 1, "%s", v[i].name);
+        cr_assert_str_eq(ds.hw_names[0], "p4", "%s", v[i].name);
+        cr_assert_eq(ds.n_groups, 1, "%s", v[i].name);
+        cr_assert_str_eq(ds.group_names[0], "p4|fixture", "%s", v[i].name);
+        /* The long row's fields after its source survive. */
+        cr_assert_eq(ds.rows[1].m, 256, "%s", v[i].name);
+        cr_assert_float_eq(ds.rows[1].latency_s, 38e-6, 1e-18, "%s", v[i].name);
+        cr_assert_eq(ds.rows[1].kern_tm, 128, "%s: the kernel column read", v[i].name);
+        if (i == 0) {
+            plain = ds;
+        } else {
+            for (size_t r = 0; r < ds.n_rows; r++) {
+                const opm_gemm_row *a = &plain.rows[r], *b = &ds.rows[r];
+                cr_assert(a->batch == b->batch && a->m == b->m && a->n == b->n && a->k == b->k && a->ta == b->ta &&
+                              a->tb == b->tb && a->bias == b->bias && a->dtype == b->dtype &&
+                              a->latency_s == b->latency_s && a->kern_tm == b->kern_tm && a->kern_tn == b->kern_tn &&
+                              a->cls == b->cls && a->group == b->group,
+                          "%s: row %zu differs from the plain file's", v[i].name, r);
+            }
+            opm_gemm_dataset_free(&ds);
+        }
+
+        /* calibrate's loader: every row read and kept; the same fit. */
+        opm_cal_options o = {.data = csv};
+        opm_calibration c;
+        calibrate_ok(p4, &o, &c);
+        cr_assert_eq(c.files, 1, "%s", v[i].name);
+        cr_assert_eq(c.rows_read, 6, "%s", v[i].name);
+        cr_assert_eq(c.rows, 6, "%s", v[i].name);
+        cr_assert_eq(c.rows_failed, 0, "%s", v[i].name);
+        if (i == 0) {
+            plain_cal = c;
+        } else {
+            for (int p = 0; p < OPM_CAL_NPARAMS; p++)
+                cr_assert_eq(c.param[p].after, plain_cal.param[p].after, "%s: param %d", v[i].name, p);
+            cr_assert_eq(c.heldout_after.mape, plain_cal.heldout_after.mape, "%s", v[i].name);
+            opm_calibration_free(&c);
+        }
+    }
+    opm_gemm_dataset_free(&plain);
+    opm_calibration_free(&plain_cal);
+    opm_hardware_free(p4);
+}
+
+/* Errors and line numbers through the shared reader: blank lines count,
+ * a byte order mark is dropped only where it opens the file, and a bad row
+ * is named by file, line and column (calibrate) or counted (validation). */
+Test(calibrate, shared_reader_lines_and_errors, .init = make_tmp, .fini = remove_tmp)
+{
+    char dir[512], csv[600];
+    tmp_path("bad", dir, sizeof dir);
+    cr_assert_eq(mkdir(dir, 0700), 0);
+    snprintf(csv, sizeof csv, "%s/bad.csv", dir);
+    write_all(csv, "\xEF\xBB\xBFhardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us\r\n"
+                   "p4,fp32,1,128,128,128,0,0,0,31.5\r\n"
+                   " \t\r\n"
+                   "p4,fp32,1,256,256,256,0,0,0,slow\r\n");
+    opm_hardware *p4 = builtin("p4");
+    opm_cal_options o = {.data = csv};
+    opm_calibration c;
+    opm_error err;
+    cr_assert_eq(opm_calibrate(p4, &o, &c, &err), OPM_EINVAL);
+    cr_assert(strstr(err.message, "bad.csv:4: latency_us:") && strstr(err.message, "'slow'"), "%s", err.message);
+    opm_gemm_dataset ds;
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
+    cr_assert_eq(ds.n_rows, 1);
+    cr_assert_eq(ds.rows_bad, 1);
+    opm_gemm_dataset_free(&ds);
+
+    /* A byte order mark after a blank first line is data, not a mark. */
+    write_all(csv, "\n\xEF\xBB\xBFhardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us\n");
+    cr_assert_eq(opm_calibrate(p4, &o, &c, &err), OPM_EINVAL);
+    cr_assert(strstr(err.message, "bad.csv:2: header:") && strstr(err.message, "'hardware'"), "%s", err.message);
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), OPM_EINVAL);
+    cr_assert(strstr(err.message, "bad.csv:2: expected a 'hardware' column"), "%s", err.message);
     opm_hardware_free(p4);
 }
 

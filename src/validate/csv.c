@@ -1,0 +1,148 @@
+/* csv.c — the contract §4 CSV reader both GEMM latency loaders use
+ * (validate-gemm-latency and calibrate): getline so no line is too long, a
+ * spreadsheet's byte order mark and CRLF line ends, blank lines skipped,
+ * the field split, header column lookup, located row errors, and listing
+ * the *.csv files of a directory.  csv.h states the rules. */
+#include "csv.h"
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int opm_csv_open(opm_csv *c, const char *path, const char *field, opm_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->path = path;
+    c->field = field;
+    if (!(c->f = fopen(path, "r")))
+        return opm_err(err, OPM_EIO, field, "cannot read '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+void opm_csv_close(opm_csv *c)
+{
+    if (c->f) fclose(c->f);
+    free(c->buf);
+    c->f = NULL;
+    c->buf = NULL;
+    c->cap = 0;
+    c->nf = 0;
+}
+
+/* The format has no quoted commas, so a plain split at every comma is the
+ * whole grammar; quotes only ever wrap a field a spreadsheet chose to
+ * quote. */
+static int split(char *line, char **f, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        if (n == max) break;
+        f[n++] = p;
+        char *c = strchr(p, ',');
+        if (!c) break;
+        *c = '\0';
+        p = c + 1;
+    }
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(f[i]);
+        while (l && (f[i][l - 1] == '\n' || f[i][l - 1] == '\r' || f[i][l - 1] == ' ')) f[i][--l] = '\0';
+        while (*f[i] == ' ') f[i]++, l--;
+        if (l >= 2 && f[i][0] == '"' && f[i][l - 1] == '"') {
+            f[i][l - 1] = '\0';
+            f[i]++;
+        }
+    }
+    return n;
+}
+
+int opm_csv_read(opm_csv *c, opm_error *err)
+{
+    c->nf = 0;
+    for (;;) {
+        if (getline(&c->buf, &c->cap, c->f) < 0) {
+            if (ferror(c->f)) return opm_err(err, OPM_EIO, c->field, "error reading '%s'", c->path);
+            /* getline reports a failed allocation without setting the
+             * stream's error indicator or end of file. */
+            if (!feof(c->f)) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+            return 0;
+        }
+        c->line++;
+        char *s = c->buf;
+        /* A byte order mark is only one at the very start of the file;
+         * left there it would hide the first column's name. */
+        if (c->line == 1 && !strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
+        if (s[strspn(s, " \t\r\n")] == '\0') continue;
+        c->nf = split(s, c->fld, OPM_CSV_MAX_FIELDS);
+        return 0;
+    }
+}
+
+void opm_csv_columns(const opm_csv *c, const char *const *names, int n, int *col)
+{
+    for (int k = 0; k < n; k++) col[k] = -1;
+    for (int i = 0; i < c->nf; i++)
+        for (int k = 0; k < n; k++)
+            if (col[k] < 0 && !strcmp(c->fld[i], names[k])) col[k] = i;
+}
+
+int opm_csv_error(const opm_csv *c, opm_error *err, const char *column, const char *fmt, ...)
+{
+    char body[OPM_ERROR_MESSAGE_MAX], where[OPM_ERROR_MESSAGE_MAX / 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(body, sizeof body, fmt, ap);
+    va_end(ap);
+    opm_err(err, OPM_EINVAL, column, "%s", body);
+    snprintf(where, sizeof where, "%s:%zu", c->path, c->line);
+    opm_err_prefix(err, where);
+    return OPM_EINVAL;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *n, size_t *cap, opm_error *err)
+{
+    DIR *d = opendir(dir);
+    if (!d) return opm_err(err, OPM_EIO, field, "cannot open directory '%s': %s", dir, strerror(errno));
+    char **names = NULL;
+    size_t nn = 0, nc = 0;
+    int rc = 0;
+    struct dirent *de;
+    while (!rc && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        if (nn == nc) {
+            nc = nc ? 2 * nc : 16;
+            char **t = realloc(names, nc * sizeof *t);
+            if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+            names = t;
+        }
+        size_t len = strlen(dir) + strlen(de->d_name) + 2;
+        if (!(names[nn] = malloc(len))) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+        snprintf(names[nn++], len, "%s/%s", dir, de->d_name);
+    }
+    closedir(d);
+    if (!rc) qsort(names, nn, sizeof *names, cmp_str);
+    for (size_t i = 0; !rc && i < nn; i++) {
+        struct stat st;
+        size_t len = strlen(names[i]);
+        if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            rc = opm_csv_list_dir(names[i], field, paths, n, cap, err);
+        } else if (len > 4 && strcmp(names[i] + len - 4, ".csv") == 0) {
+            if (*n == *cap) {
+                size_t c2 = *cap ? 2 * *cap : 32;
+                char **t = realloc(*paths, c2 * sizeof *t);
+                if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+                *paths = t;
+                *cap = c2;
+            }
+            (*paths)[(*n)++] = names[i];
+            names[i] = NULL;
+        }
+    }
+    for (size_t i = 0; i < nn; i++) free(names[i]);
+    free(names);
+    return rc;
+}
