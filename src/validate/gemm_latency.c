@@ -396,11 +396,11 @@ static int cmp_cal(const void *pa, const void *pb)
     return a->row < b->row ? -1 : a->row > b->row;
 }
 
-void opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_cal)
+int opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_cal, opm_error *err)
 {
     memset(is_cal, 0, ds->n_rows);
     cal_key *keys = malloc((ds->n_rows + 1) * sizeof *keys);
-    if (!keys) return;
+    if (!keys) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     for (size_t g = 0; g < ds->n_groups; g++) {
         size_t n = 0;
         for (size_t i = 0; i < ds->n_rows; i++) {
@@ -415,6 +415,7 @@ void opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_ca
         for (size_t j = 0; j < take; j++) is_cal[keys[j].row] = 1;
     }
     free(keys);
+    return 0;
 }
 
 /* ---- statistics ---- */
@@ -521,24 +522,16 @@ static double overlapped(double base_s, double overlap_s)
     return base_s > overlap_s ? base_s : overlap_s;
 }
 
-int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
-                      opm_gemm_validation *v, opm_error *err)
+/* Per group: the floor (median measured time of its calibration rows,
+ * v->is_cal) sets the overlap; the overhead is the median of measured −
+ * max(overlap, predicted) over the same rows.  Groups without rows of
+ * their own (or on the held-out hardware) borrow both.  Fills
+ * v->host_overlap and the group_* arrays; scratch holds n_rows doubles. */
+static void calibrate_groups(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
+                             opm_gemm_validation *v, double *scratch)
 {
     size_t n = ds->n_rows;
-    int allocated = validation_alloc(ds, o->model, v);
-    double *scratch = malloc((n + 1) * sizeof *scratch);
-    unsigned char *sel = malloc(n + 1);
-    if (!allocated || !scratch || !sel) {
-        free(scratch);
-        free(sel);
-        opm_gemm_validation_free(v);
-        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
-    }
-    if (o->calibrate) opm_gemm_calibration_split(ds, v->is_cal);
     v->host_overlap = o->calibrate ? o->host_overlap : 0;
-    /* Per group: the floor (median measured time of its calibration rows)
-     * sets the overlap; the overhead is the median of measured −
-     * max(overlap, predicted) over the same rows. */
     for (size_t g = 0; g < ds->n_groups; g++) {
         size_t cal[CAL_PER_GROUP], m = 0;
         int hw = ds->group_hw[g];
@@ -565,6 +558,29 @@ int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *
             if (!isnan(oh)) v->group_overhead_s[g] = oh;
             if (!isnan(ov)) v->group_overlap_s[g] = ov;
         }
+}
+
+int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
+                      opm_gemm_validation *v, opm_error *err)
+{
+    size_t n = ds->n_rows;
+    int allocated = validation_alloc(ds, o->model, v);
+    double *scratch = malloc((n + 1) * sizeof *scratch);
+    unsigned char *sel = malloc(n + 1);
+    if (!allocated || !scratch || !sel) {
+        free(scratch);
+        free(sel);
+        opm_gemm_validation_free(v);
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
+    int rc = o->calibrate ? opm_gemm_calibration_split(ds, v->is_cal, err) : 0;
+    if (rc) {
+        free(scratch);
+        free(sel);
+        opm_gemm_validation_free(v);
+        return rc;
+    }
+    calibrate_groups(ds, o, base, v, scratch);
     for (size_t i = 0; i < n; i++) {
         const opm_gemm_row *r = &ds->rows[i];
         if (r->hw == o->holdout_hw) v->is_cal[i] = 0;
@@ -608,63 +624,67 @@ void opm_gemm_validation_free(opm_gemm_validation *v)
 
 /* ---- leave one hardware out ---- */
 
-/* Holds hardware h out: its rows re-predicted with the overheads it
- * borrows (the power cap credits the overhead's idle time), scored into
- * v->pred_s and v->by_hw[h]; sel marks its scored rows. */
+/* Holds hardware h out: its groups calibrated on the other hardware only
+ * (cal holds the calibration split; its group arrays are overwritten),
+ * its rows re-predicted with the overheads they borrow (the power cap
+ * credits the overhead's idle time), scored into v->pred_s and
+ * v->by_hw[h]; sel marks its scored rows. */
 static int hold_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base, int h,
-                    double host_overlap, opm_gemm_validation *v, double *work, double *scratch, unsigned char *sel,
-                    opm_error *err)
+                    double host_overlap, opm_gemm_validation *cal, opm_gemm_validation *v, double *work,
+                    double *scratch, unsigned char *sel, opm_error *err)
 {
     size_t n = ds->n_rows;
     opm_gemm_validate_opts o = {model, 1, h, host_overlap};
-    opm_gemm_validation lv;
-    int rc = opm_gemm_validate(ds, &o, base, &lv, err);
-    if (rc) return rc;
+    calibrate_groups(ds, &o, base, cal, scratch);
     memcpy(work, base, n * sizeof *work);
-    rc = opm_gemm_repredict_with_overhead(ds, model, use_kernel_column, lv.group_overhead_s, h, work, err);
-    if (!rc) {
-        for (size_t g = 0; g < ds->n_groups; g++)
-            if (ds->group_hw[g] == h) {
-                v->group_overhead_s[g] = lv.group_overhead_s[g];
-                v->group_overlap_s[g] = lv.group_overlap_s[g];
-            }
-        unsigned char *mine = calloc(n + 1, 1);
-        if (!mine) rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
-        for (size_t i = 0; !rc && i < n; i++) {
-            if (ds->rows[i].hw != h) continue;
-            int g = ds->rows[i].group;
-            v->pred_s[i] = overlapped(work[i], lv.group_overlap_s[g]) + lv.group_overhead_s[g];
-            sel[i] = mine[i] = !isnan(work[i]);
-            v->rows_failed += isnan(work[i]);
+    int rc = opm_gemm_repredict_with_overhead(ds, model, use_kernel_column, cal->group_overhead_s, h, work, err);
+    if (rc) return rc;
+    for (size_t g = 0; g < ds->n_groups; g++)
+        if (ds->group_hw[g] == h) {
+            v->group_overhead_s[g] = cal->group_overhead_s[g];
+            v->group_overlap_s[g] = cal->group_overlap_s[g];
         }
-        if (!rc) stats(ds, v->pred_s, mine, scratch, &v->by_hw[h]);
-        free(mine);
+    unsigned char *mine = calloc(n + 1, 1);
+    if (!mine) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (ds->rows[i].hw != h) continue;
+        int g = ds->rows[i].group;
+        v->pred_s[i] = overlapped(work[i], cal->group_overlap_s[g]) + cal->group_overhead_s[g];
+        sel[i] = mine[i] = !isnan(work[i]);
+        v->rows_failed += isnan(work[i]);
     }
-    opm_gemm_validation_free(&lv);
-    return rc;
+    stats(ds, v->pred_s, mine, scratch, &v->by_hw[h]);
+    free(mine);
+    return 0;
 }
 
 int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base,
                            double host_overlap, opm_gemm_validation *v, opm_error *err)
 {
     size_t n = ds->n_rows;
+    opm_gemm_validation cal;
     int allocated = validation_alloc(ds, model, v);
+    allocated &= validation_alloc(ds, model, &cal); /* both zeroed, so both can be freed */
     double *scratch = malloc((n + 1) * sizeof *scratch);
     double *work = malloc((n + 1) * sizeof *work);
     unsigned char *sel = calloc(n + 1, 1), *sub = malloc(n + 1);
     int rc = 0;
     if (!allocated || !scratch || !work || !sel || !sub)
         rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    /* The split does not depend on which hardware is held out. */
+    if (!rc) rc = opm_gemm_calibration_split(ds, cal.is_cal, err);
     for (size_t i = 0; !rc && i < n; i++) v->pred_s[i] = NAN;
     for (size_t h = 0; !rc && h < ds->n_hw; h++)
         if (ds->hw[h])
-            rc = hold_out(ds, model, use_kernel_column, base, (int)h, host_overlap, v, work, scratch, sel, err);
+            rc = hold_out(ds, model, use_kernel_column, base, (int)h, host_overlap, &cal, v, work, scratch, sel,
+                          err);
     v->host_overlap = host_overlap;
     if (!rc) {
         stats(ds, v->pred_s, sel, scratch, &v->overall);
         v->rows = v->overall.n;
         class_stats(ds, v, sel, sub, scratch);
     }
+    opm_gemm_validation_free(&cal);
     free(scratch);
     free(work);
     free(sel);

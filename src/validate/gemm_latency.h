@@ -131,9 +131,9 @@ int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *mod
  * "volta_sgemm_32x32_sliced1x4_nn", "sgemm_32x32x32_NN", "+splitkreduce_kernel"
  * suffix) into r's kern_* fields; returns 1 when recognised. */
 int opm_gemm_parse_kernel(const char *name, opm_gemm_row *r);
-/* Calibration split (deterministic, independent of the model); on an
- * allocation failure no row is marked. */
-void opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_cal);
+/* Calibration split (deterministic, independent of the model): marks
+ * is_cal (n_rows bytes); OPM_ENOMEM when out of memory. */
+int opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_cal, opm_error *err);
 /* Calibrates and scores from base predictions (opm_gemm_base_predictions);
  * without calibration each hardware file's device_fixed_overhead_cycles is
  * added instead. */
