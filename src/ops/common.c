@@ -1,5 +1,7 @@
 /* common.c — the kind registry and the helpers kind files share: tensor
- * lookup with errors, shape checks, short-form key reading, broadcasting. */
+ * lookup with errors, shape checks, the error for a value outside a closed
+ * set, short-form key reading, broadcasting. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include "kind.h"
@@ -97,6 +99,29 @@ void opm_shape_text(const int64_t *s, int r, char *buf, size_t cap)
     for (int i = 0; i < r && o < cap; i++)
         o += (size_t)snprintf(buf + o, cap - o, "%s%lld", i ? ", " : "", (long long)s[i]);
     if (o < cap) snprintf(buf + o, cap - o, "]");
+}
+
+void opm_names_text(const char *const *names, char *buf, size_t cap)
+{
+    size_t o = 0;
+    if (cap) buf[0] = '\0';
+    for (; *names; names++)
+        if (o < cap) o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? " " : "", *names);
+}
+
+int opm_choice_err(opm_error *err, const char *field, const char *got, const char *const *names,
+                   const char *fmt, ...)
+{
+    /* The message buffer's size: opm_err cuts the whole message there, so
+     * a longer `expected` would be cut in the same place anyway. */
+    char expected[OPM_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(expected, sizeof expected, fmt, ap);
+    va_end(ap);
+    const char *hint = opm_closest(got, names);
+    return opm_err(err, OPM_EINVAL, field, "%s, got '%s'%s%s%s", expected, got,
+                   hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
 }
 
 int opm_shape_mismatch(const opm_op *op, const opm_tensor *t, const int64_t *shape, int rank,

@@ -93,14 +93,6 @@ static int spatial_attr(const opm_op *op, size_t idx, const char *key, int nsp, 
     return 0;
 }
 
-/* strcmp(k, lit) == 0 for a short literal, inlined: attribute names are
- * matched on every count() call. */
-static inline int key_is(const char *k, const char *lit)
-{
-    while (*lit && *k == *lit) k++, lit++;
-    return *k == *lit;
-}
-
 /* Reads every attribute in one pass over the op's attributes (an absent key
  * costs nothing; kernel hints are skipped).  With `spatial` 0 the stride,
  * padding, dilation and output_padding lists are not read: counting an op
@@ -122,35 +114,35 @@ static int read_params(const opm_op *op, int nsp, int spatial, conv_params *p, o
         if (!spatial && (k[0] == 's' || k[0] == 'p' || k[0] == 'd' || k[0] == 'o')) continue;
         switch (k[0]) {
         case 's':
-            if (key_is(k, "stride")) rc = spatial_attr(op, a, k, nsp, 1, p->stride, err);
+            if (opm_str_equals(k, "stride")) rc = spatial_attr(op, a, k, nsp, 1, p->stride, err);
             break;
         case 'p':
-            if (key_is(k, "padding")) rc = spatial_attr(op, a, k, nsp, 0, p->pad, err);
+            if (opm_str_equals(k, "padding")) rc = spatial_attr(op, a, k, nsp, 0, p->pad, err);
             break;
         case 'd':
-            if (key_is(k, "dilation")) rc = spatial_attr(op, a, k, nsp, 1, p->dil, err);
+            if (opm_str_equals(k, "dilation")) rc = spatial_attr(op, a, k, nsp, 1, p->dil, err);
             break;
         case 'o':
-            if (key_is(k, "output_padding")) rc = spatial_attr(op, a, k, nsp, 0, p->opad, err);
+            if (opm_str_equals(k, "output_padding")) rc = spatial_attr(op, a, k, nsp, 0, p->opad, err);
             break;
         case 't':
-            if (key_is(k, "transposed")) p->transposed = opm_op_attr_bool_at(op, a, 0);
+            if (opm_str_equals(k, "transposed")) p->transposed = opm_op_attr_bool_at(op, a, 0);
             break;
         case 'b':
-            if (key_is(k, "bias")) {
+            if (opm_str_equals(k, "bias")) {
                 p->bias_set = 1;
                 p->bias = opm_op_attr_bool_at(op, a, 0);
             }
             break;
         case 'g':
-            if (key_is(k, "groups")) {
+            if (opm_str_equals(k, "groups")) {
                 p->groups = opm_op_attr_int_at(op, a, 1);
                 if (p->groups < 1)
                     return opm_err(err, OPM_EINVAL, "attrs.groups", "expected a positive integer, got %lld",
                                    (long long)p->groups);
-            } else if (key_is(k, "grad_input")) {
+            } else if (opm_str_equals(k, "grad_input")) {
                 p->grad_input = opm_op_attr_bool_at(op, a, 1);
-            } else if (key_is(k, "grad_weight")) {
+            } else if (opm_str_equals(k, "grad_weight")) {
                 p->grad_weight = opm_op_attr_bool_at(op, a, 1);
             }
             break;

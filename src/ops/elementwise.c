@@ -26,16 +26,12 @@ static int entry(const opm_op *op, const opm_flop_weight **w, opm_error *err)
     if (*w || opm_op_has(op, "op_count_per_element")) return 0;
     const char *names[64];
     char list[512];
-    size_t n = 0, o = 0;
-    for (const opm_flop_weight *t = opm_flop_weights; t->op && n < 63; t++) {
-        names[n++] = t->op;
-        if (o < sizeof list) o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? " " : "", t->op);
-    }
+    size_t n = 0;
+    for (const opm_flop_weight *t = opm_flop_weights; t->op && n < 63; t++) names[n++] = t->op;
     names[n] = NULL;
-    const char *hint = opm_closest(name, names);
-    return opm_err(err, OPM_EINVAL, "attrs.op",
-                   "expected a function of the FLOP-weight table (%s) or op_count_per_element, got '%s'%s%s%s",
-                   list, name, hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+    opm_names_text(names, list, sizeof list);
+    return opm_choice_err(err, "attrs.op", name, names,
+                          "expected a function of the FLOP-weight table (%s) or op_count_per_element", list);
 }
 
 /* Output shape: the broadcast of the inputs, or for a gated function with

@@ -76,14 +76,6 @@ typedef struct gattrs {
     int has_blk[3];
 } gattrs;
 
-/* Equality of a key with a literal, inline: count() reads every attribute
- * once and a library strcmp per candidate would dominate its time. */
-static inline int eq(const char *a, const char *lit)
-{
-    while (*a && *a == *lit) a++, lit++;
-    return *a == *lit;
-}
-
 /* The rest of a after the prefix, or NULL. */
 static inline const char *after(const char *a, const char *prefix)
 {
@@ -99,23 +91,23 @@ static void read_attrs(const opm_op *op, gattrs *g)
         const char *k = opm_op_attr_key(op, i);
         switch (k[0]) {
         case 't':
-            if (eq(k, "transpose_a")) g->ta = opm_op_attr_bool_at(op, i, 0);
-            else if (eq(k, "transpose_b")) g->tb = opm_op_attr_bool_at(op, i, 0);
+            if (opm_str_equals(k, "transpose_a")) g->ta = opm_op_attr_bool_at(op, i, 0);
+            else if (opm_str_equals(k, "transpose_b")) g->tb = opm_op_attr_bool_at(op, i, 0);
             break;
         case 'b':
-            if (eq(k, "bias")) g->bias = opm_op_attr_bool_at(op, i, 0);
+            if (opm_str_equals(k, "bias")) g->bias = opm_op_attr_bool_at(op, i, 0);
             break;
         case 'g':
-            if (eq(k, "group_m")) {
+            if (opm_str_equals(k, "group_m")) {
                 g->has_gm = 1;
                 g->ngm = opm_op_attr_ints_at(op, i, &g->gm);
             }
             break;
         case 'w':
-            if (eq(k, "weight_group_size")) {
+            if (opm_str_equals(k, "weight_group_size")) {
                 g->has_group = 1;
                 g->group = opm_op_attr_int_at(op, i, 0);
-            } else if (eq(k, "weight_zero_point")) {
+            } else if (opm_str_equals(k, "weight_zero_point")) {
                 g->has_zero = 1;
                 g->zero = opm_op_attr_bool_at(op, i, 0);
             }
@@ -126,9 +118,11 @@ static void read_attrs(const opm_op *op, gattrs *g)
             const char *blk = after(r, "block");
             if (r[0] == 'a' && !r[1]) g->sa = opm_op_attr_string_at(op, i, "?");
             else if (r[0] == 'b' && !r[1]) g->sb = opm_op_attr_string_at(op, i, "?");
-            else if (r[0] == 'f' && eq(r, "format")) g->fmt = opm_op_attr_string_at(op, i, "?");
+            else if (r[0] == 'f' && opm_str_equals(r, "format")) g->fmt = opm_op_attr_string_at(op, i, "?");
             else if (blk) {
-                int w = !blk[0] ? BLK : eq(blk, "_a") ? BLK_A : eq(blk, "_b") ? BLK_B : -1;
+                int w = !blk[0] ? BLK
+                        : opm_str_equals(blk, "_a") ? BLK_A
+                        : opm_str_equals(blk, "_b") ? BLK_B : -1;
                 if (w >= 0) {
                     g->has_blk[w] = 1;
                     g->nblk[w] = opm_op_attr_ints_at(op, i, &g->blk[w]);
@@ -149,7 +143,7 @@ static int scale_kind(const char *s, const char *key, int *kind, opm_error *err)
     }
     int k = s[0] == 'n' ? SC_NONE : s[0] == 't' ? SC_TENSOR : s[0] == 'r' ? SC_ROW : s[0] == 'b' ? SC_BLOCK : -1;
     static const char *const names[] = {"none", "tensor", "row", "block"};
-    if (k >= 0 && eq(s, names[k])) {
+    if (k >= 0 && opm_str_equals(s, names[k])) {
         *kind = k;
         return 0;
     }
@@ -183,7 +177,7 @@ static int quant_parse(const gattrs *at, opm_dtype adt, opm_dtype bdt, uint64_t 
     if (!fmt && !at->sa && !at->sb && !at->has_group && !at->has_zero && !at->has_blk[BLK] &&
         !at->has_blk[BLK_A] && !at->has_blk[BLK_B] && abits <= bbits)
         return 0; /* the plain GEMM */
-    int mx = fmt && eq(fmt, "mx"), nv = fmt && eq(fmt, "nv");
+    int mx = fmt && opm_str_equals(fmt, "mx"), nv = fmt && opm_str_equals(fmt, "nv");
     if (fmt && !mx && !nv)
         return opm_err(err, OPM_EINVAL, "attrs.scale_format", "expected mx or nv, got '%.40s'", fmt);
     if (scale_kind(at->sa, "attrs.scale_a", &q->a.kind, err) || scale_kind(at->sb, "attrs.scale_b", &q->b.kind, err))

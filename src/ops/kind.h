@@ -58,6 +58,15 @@ const char *opm_attr_type_text(opm_attr_type t);
 
 /* ---- helpers for kind files (common.c) ---- */
 
+/* strcmp(s, lit) == 0, inline: count() matches attribute keys against
+ * literals on every call, and a library strcmp per candidate would dominate
+ * its time. */
+static inline int opm_str_equals(const char *s, const char *lit)
+{
+    while (*s && *s == *lit) s++, lit++;
+    return *s == *lit;
+}
+
 /* "tensors[i]" field name of tensor t of op. */
 void opm_tensor_field(const opm_op *op, const opm_tensor *t, const char *suffix, char *buf, size_t cap);
 /* The nth tensor of a role, or an error naming what is missing. */
@@ -89,6 +98,15 @@ int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *
 int opm_short_same_shape(opm_op *op, opm_error *err);
 /* "[2, 3]" */
 void opm_shape_text(const int64_t *s, int r, char *buf, size_t cap);
+/* "sum mean max": the NULL-terminated names separated by spaces, cut at cap,
+ * for a message that lists the accepted values. */
+void opm_names_text(const char *const *names, char *buf, size_t cap);
+/* The error for attribute `field` whose value `got` is none of the
+ * NULL-terminated `names`: fmt says what was expected; ", got '<got>'"
+ * follows, then a "did you mean" hint when one name is close, so every
+ * closed set of values reports a typo the same way.  Always non-zero. */
+int opm_choice_err(opm_error *err, const char *field, const char *got, const char *const *names,
+                   const char *fmt, ...) OPM_PRINTF(5, 6);
 /* numpy broadcasting of two shapes; -1 if incompatible. */
 int opm_broadcast(const int64_t *a, int ra, const int64_t *b, int rb, int64_t *out, int *rout);
 /* Sum of bytes of every tensor of a role. */

@@ -11,7 +11,6 @@
  *   train_bwd vector b_in·n + b_out·m; reads dy (y-sized, y's dtype) and,
  *             per op, x and y; writes dx (x-sized).  argmax/argmin have no
  *             gradient and refuse train_bwd. */
-#include <stdio.h>
 #include <string.h>
 #include "flop_weights.h"
 #include "kind.h"
@@ -23,15 +22,11 @@ static const opm_reduce_cost *cost_of(const opm_op *op, opm_error *err)
     if (r) return r;
     const char *names[32];
     char list[256];
-    size_t n = 0, o = 0;
-    for (const opm_reduce_cost *t = opm_reduce_costs; t->op && n < 31; t++) {
-        names[n++] = t->op;
-        if (o < sizeof list) o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? " " : "", t->op);
-    }
+    size_t n = 0;
+    for (const opm_reduce_cost *t = opm_reduce_costs; t->op && n < 31; t++) names[n++] = t->op;
     names[n] = NULL;
-    const char *hint = opm_closest(name, names);
-    opm_err(err, OPM_EINVAL, "attrs.op", "expected one of %s, got '%s'%s%s%s", list, name,
-            hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+    opm_names_text(names, list, sizeof list);
+    opm_choice_err(err, "attrs.op", name, names, "expected one of %s", list);
     return NULL;
 }
 

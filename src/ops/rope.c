@@ -47,14 +47,6 @@ static void split(const opm_tensor *t, int64_t hd, int64_t *b, int64_t *s, int64
     }
 }
 
-static int same(const opm_tensor *t, const opm_tensor *u)
-{
-    if (t->rank != u->rank) return 0;
-    for (int i = 0; i < t->rank; i++)
-        if (t->shape[i] != u->shape[i]) return 0;
-    return 1;
-}
-
 static int dims(const opm_op *op, rope_dims *r, opm_error *err)
 {
     memset(r, 0, sizeof *r);
@@ -161,14 +153,14 @@ static int dims(const opm_op *op, rope_dims *r, opm_error *err)
     }
     if (!r->qo)
         return opm_err(err, OPM_EINVAL, "tensors", "kind rope needs an output, the rotated q");
-    if (!same(r->qo, r->q)) return opm_expect_shape(op, r->qo, r->q->shape, r->q->rank, err);
+    if (opm_expect_shape(op, r->qo, r->q->shape, r->q->rank, err)) return OPM_EINVAL;
     if (r->k && !r->ko)
         return opm_err(err, OPM_EINVAL, "tensors", "kind rope needs a second output, the rotated k");
     if (!r->k && r->ko) {
         opm_tensor_field(op, r->ko, NULL, f, sizeof f);
         return opm_err(err, OPM_EINVAL, f, "expected one output per rotated input; there is no k");
     }
-    if (r->ko && !same(r->ko, r->k)) return opm_expect_shape(op, r->ko, r->k->shape, r->k->rank, err);
+    if (r->ko && opm_expect_shape(op, r->ko, r->k->shape, r->k->rank, err)) return OPM_EINVAL;
     if (!ok) return opm_err(err, OPM_EOVERFLOW, "tensors", "dimensions overflow 64 bits");
     return 0;
 }

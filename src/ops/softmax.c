@@ -101,9 +101,7 @@ static int ce_dims(const opm_op *op, ce *d, opm_error *err)
     else if (strcmp(red, "none") == 0) d->reduction = CE_NONE;
     else {
         static const char *const names[] = {"mean", "sum", "none", NULL};
-        const char *hint = opm_closest(red, names);
-        return opm_err(err, OPM_EINVAL, "attrs.reduction", "expected mean, sum or none, got '%s'%s%s%s", red,
-                       hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+        return opm_choice_err(err, "attrs.reduction", red, names, "expected mean, sum or none");
     }
     double eps = opm_op_get_double(op, "label_smoothing", 0.0);
     if (!(eps >= 0.0 && eps <= 1.0))

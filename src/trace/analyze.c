@@ -22,33 +22,16 @@ const char *opm_trace_category_name(opm_trace_category c)
     return (unsigned)c < OPM_TCAT_COUNT ? category_names[c] : "?";
 }
 
-/* ---- A map from 64-bit keys to dense indices (open addressing) ---- */
+/* ---- opm_u64map: a 64-bit key → dense index map (trace_internal.h) ---- */
 
-typedef struct u64map {
-    uint64_t *keys;
-    uint32_t *vals;         /* index + 1; 0 = empty slot */
-    size_t nslots, count;
-} u64map;
-
-static uint64_t mix64(uint64_t x)
-{
-    /* splitmix64 finaliser: ids are dense small integers, spread them. */
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
-
-static void u64map_free(u64map *m)
+void opm_u64map_free(opm_u64map *m)
 {
     free(m->keys);
     free(m->vals);
     memset(m, 0, sizeof *m);
 }
 
-static int u64map_rehash(u64map *m, size_t nslots)
+static int u64map_rehash(opm_u64map *m, size_t nslots)
 {
     uint64_t *keys = malloc(nslots * sizeof *keys);
     uint32_t *vals = calloc(nslots, sizeof *vals);
@@ -60,7 +43,7 @@ static int u64map_rehash(u64map *m, size_t nslots)
     for (size_t i = 0; i < m->nslots; i++) {
         if (!m->vals[i])
             continue;
-        size_t j = (size_t)mix64(m->keys[i]) & (nslots - 1);
+        size_t j = (size_t)opm_hash_mix64(m->keys[i]) & (nslots - 1);
         while (vals[j])
             j = (j + 1) & (nslots - 1);
         keys[j] = m->keys[i];
@@ -74,13 +57,11 @@ static int u64map_rehash(u64map *m, size_t nslots)
     return 0;
 }
 
-/* The index stored for `key`, or `fresh` (stored now) when absent; *added
- * says which.  -1 when out of memory. */
-static int u64map_get_or_add(u64map *m, uint64_t key, uint32_t fresh, uint32_t *index, int *added)
+int opm_u64map_get_or_add(opm_u64map *m, uint64_t key, uint32_t fresh, uint32_t *index, int *added)
 {
     if ((m->count + 1) * 2 > m->nslots && u64map_rehash(m, m->nslots ? m->nslots * 2 : 64))
         return -1;
-    size_t j = (size_t)mix64(key) & (m->nslots - 1);
+    size_t j = (size_t)opm_hash_mix64(key) & (m->nslots - 1);
     while (m->vals[j]) {
         if (m->keys[j] == key) {
             *index = m->vals[j] - 1;
@@ -144,15 +125,15 @@ typedef struct builder {
     size_t n_kern, cap_kern;
     fwd_acc *fwd;
     size_t n_fwd, cap_fwd;
-    u64map owned_ids;           /* trace string id → index in r->owned */
+    opm_u64map owned_ids;       /* trace string id → index in r->owned */
 } builder;
 
 static uint64_t key_hash(const group_key *k)
 {
-    uint64_t h = mix64(((uint64_t)k->name << 32) | k->dims);
-    h = mix64(h ^ (((uint64_t)k->types << 32) | k->strides));
-    h = mix64(h ^ (((uint64_t)k->concrete << 32) | k->synthetic));
-    return mix64(h ^ k->launch);
+    uint64_t h = opm_hash_mix64(((uint64_t)k->name << 32) | k->dims);
+    h = opm_hash_mix64(h ^ (((uint64_t)k->types << 32) | k->strides));
+    h = opm_hash_mix64(h ^ (((uint64_t)k->concrete << 32) | k->synthetic));
+    return opm_hash_mix64(h ^ k->launch);
 }
 
 static int key_equal(const group_key *a, const group_key *b)
@@ -249,7 +230,7 @@ static int64_t add_ns(int64_t sum, int64_t d)
     return sum > INT64_MAX - d ? INT64_MAX : sum + d;
 }
 
-static int tally_kernels(builder *b, uint32_t g, const opm_link_instance *li, u64map *kmap,
+static int tally_kernels(builder *b, uint32_t g, const opm_link_instance *li, opm_u64map *kmap,
                          opm_error *err)
 {
     const opm_trace *t = b->t;
@@ -260,7 +241,7 @@ static int tally_kernels(builder *b, uint32_t g, const opm_link_instance *li, u6
         const opm_tev *e = &t->ev[b->link->gpu[gi]];
         uint32_t k;
         int added;
-        if (u64map_get_or_add(kmap, ((uint64_t)g << 32) | e->name, (uint32_t)b->n_kern, &k, &added))
+        if (opm_u64map_get_or_add(kmap, ((uint64_t)g << 32) | e->name, (uint32_t)b->n_kern, &k, &added))
             return opm_err(err, OPM_ENOMEM, "", "out of memory summing kernel times");
         if (added) {
             if (opm_array_grow((void **)&b->kern, &b->cap_kern, b->n_kern + 1, sizeof *b->kern))
@@ -272,7 +253,7 @@ static int tally_kernels(builder *b, uint32_t g, const opm_link_instance *li, u6
     return 0;
 }
 
-static int tally_forward(builder *b, uint32_t g, const opm_link_instance *li, u64map *fmap,
+static int tally_forward(builder *b, uint32_t g, const opm_link_instance *li, opm_u64map *fmap,
                          opm_error *err)
 {
     const opm_trace *t = b->t;
@@ -281,7 +262,7 @@ static int tally_forward(builder *b, uint32_t g, const opm_link_instance *li, u6
     uint32_t name = t->ev[li->fwd_cpu_ev].name;
     uint32_t k;
     int added;
-    if (u64map_get_or_add(fmap, ((uint64_t)g << 32) | name, (uint32_t)b->n_fwd, &k, &added))
+    if (opm_u64map_get_or_add(fmap, ((uint64_t)g << 32) | name, (uint32_t)b->n_fwd, &k, &added))
         return opm_err(err, OPM_ENOMEM, "", "out of memory linking backward ops");
     if (added) {
         if (opm_array_grow((void **)&b->fwd, &b->cap_fwd, b->n_fwd + 1, sizeof *b->fwd))
@@ -295,7 +276,7 @@ static int tally_forward(builder *b, uint32_t g, const opm_link_instance *li, u6
 static int group_instances(builder *b, opm_error *err)
 {
     const opm_trace_link *link = b->link;
-    u64map kmap = {0}, fmap = {0};
+    opm_u64map kmap = {0}, fmap = {0};
     int rc = 0;
     if (link->n_inst) {
         b->inst_group = malloc(link->n_inst * sizeof *b->inst_group);
@@ -318,8 +299,8 @@ static int group_instances(builder *b, opm_error *err)
         if (rc == 0)
             rc = tally_forward(b, g, li, &fmap, err);
     }
-    u64map_free(&kmap);
-    u64map_free(&fmap);
+    opm_u64map_free(&kmap);
+    opm_u64map_free(&fmap);
     return rc;
 }
 
@@ -344,13 +325,13 @@ static const char *own_trace_str(builder *b, uint32_t id)
     opm_trace_report *r = b->r;
     uint32_t k;
     int added;
-    if (u64map_get_or_add(&b->owned_ids, id, (uint32_t)r->n_owned, &k, &added))
+    if (opm_u64map_get_or_add(&b->owned_ids, id, (uint32_t)r->n_owned, &k, &added))
         return NULL;
     if (!added)
         return r->owned[k];
     if (own(r, strdup(opm_trace_str(b->t, id)))) {
         /* Forget the id: the slot would point past the owned list. */
-        u64map_free(&b->owned_ids);
+        opm_u64map_free(&b->owned_ids);
         return NULL;
     }
     return r->owned[k];
@@ -787,7 +768,7 @@ static void builder_free(builder *b)
     free(b->inst_group);
     free(b->kern);
     free(b->fwd);
-    u64map_free(&b->owned_ids);
+    opm_u64map_free(&b->owned_ids);
 }
 
 opm_trace_report *opm_trace_report_new(const opm_trace *t, const opm_hardware *hw,

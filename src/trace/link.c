@@ -144,16 +144,6 @@ static int64_t ev_end(const opm_tev *e)
     return e->ts_ns > INT64_MAX - d ? INT64_MAX : e->ts_ns + d;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    /* splitmix64 finaliser: ids are often sequential, spread them out. */
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 static size_t pow2_at_least(size_t n)
 {
     size_t p = 16;
@@ -221,7 +211,7 @@ static uint32_t *idmap_put(idmap *m, int64_t key)
         }
         return &m->vals[off];
     }
-    size_t i = (size_t)mix64((uint64_t)key) & m->mask;
+    size_t i = (size_t)opm_hash_mix64((uint64_t)key) & m->mask;
     while (m->vals[i] != OPM_NONE32 && m->keys[i] != key)
         i = (i + 1) & m->mask;
     m->keys[i] = key;
@@ -236,7 +226,7 @@ static uint32_t idmap_get(const idmap *m, int64_t key)
         uint64_t off = (uint64_t)key - (uint64_t)m->base;
         return key < m->base || off >= m->span ? OPM_NONE32 : m->vals[off];
     }
-    size_t i = (size_t)mix64((uint64_t)key) & m->mask;
+    size_t i = (size_t)opm_hash_mix64((uint64_t)key) & m->mask;
     while (m->vals[i] != OPM_NONE32 && m->keys[i] != key)
         i = (i + 1) & m->mask;
     return m->vals[i];
@@ -395,43 +385,22 @@ static int thread_cmp(const void *a, const void *b)
     return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* Dense number of a (pid, tid), adding it when new.  *slots holds id + 1
- * (0 = empty) in a table kept at most half full. */
-static uint32_t thread_id(thread_key **thr, size_t *n_thr, uint32_t **slots, size_t *nslots,
-                          int32_t pid, int32_t tid)
+/* Dense number of a (pid, tid), in order of first appearance, appended to
+ * *thr when new; OPM_NONE32 when out of memory. */
+static uint32_t thread_id(opm_u64map *ids, thread_key **thr, size_t *cap_thr, int32_t pid, int32_t tid)
 {
     uint64_t key = (uint64_t)(uint32_t)pid << 32 | (uint32_t)tid;
-    size_t i = (size_t)mix64(key) & (*nslots - 1);
-    for (; (*slots)[i]; i = (i + 1) & (*nslots - 1)) {
-        const thread_key *k = &(*thr)[(*slots)[i] - 1];
-        if (k->pid == pid && k->tid == tid)
-            return (*slots)[i] - 1;
-    }
-    if ((*n_thr + 1) * 2 > *nslots) {
-        size_t ns = *nslots * 2;
-        uint32_t *s2 = calloc(ns, sizeof *s2);
-        thread_key *t2 = realloc(*thr, ns / 2 * sizeof *t2);
-        if (t2)
-            *thr = t2;
-        if (!s2 || !t2) {
-            free(s2);
+    size_t n = ids->count;
+    uint32_t id;
+    int added;
+    if (opm_u64map_get_or_add(ids, key, (uint32_t)n, &id, &added))
+        return OPM_NONE32;
+    if (added) {
+        if (opm_array_grow((void **)thr, cap_thr, n + 1, sizeof **thr))
             return OPM_NONE32;
-        }
-        for (size_t k = 0; k < *n_thr; k++) {
-            uint64_t kk = (uint64_t)(uint32_t)t2[k].pid << 32 | (uint32_t)t2[k].tid;
-            size_t j = (size_t)mix64(kk) & (ns - 1);
-            while (s2[j])
-                j = (j + 1) & (ns - 1);
-            s2[j] = (uint32_t)k + 1;
-        }
-        free(*slots);
-        *slots = s2;
-        *nslots = ns;
-        return thread_id(thr, n_thr, slots, nslots, pid, tid);
+        (*thr)[n] = (thread_key){pid, tid, id};
     }
-    (*thr)[*n_thr] = (thread_key){pid, tid, (uint32_t)*n_thr};
-    (*slots)[i] = (uint32_t)++*n_thr;
-    return (uint32_t)(*n_thr - 1);
+    return id;
 }
 
 /* Fills c->host in (pid, tid, ts, -dur, index) order: a counting sort by
@@ -440,22 +409,23 @@ static uint32_t thread_id(thread_key **thr, size_t *n_thr, uint32_t **slots, siz
  * file is already in time order, as profiler output nearly is. */
 static int order_host(link_ctx *c, opm_error *err)
 {
-    size_t n_thr = 0, nslots = 64;
-    thread_key *thr = malloc(nslots / 2 * sizeof *thr);
-    uint32_t *slots = calloc(nslots, sizeof *slots);
+    opm_u64map ids = {0};
+    thread_key *thr = NULL;
+    size_t n_thr = 0, cap_thr = 0;
     uint32_t *tmp = malloc((c->n_host ? c->n_host : 1) * sizeof *tmp);
     size_t *start = NULL;
     uint32_t *rank = NULL;
     int rc = 0;
-    if (!thr || !slots || !tmp)
+    if (!tmp)
         goto oom;
     for (size_t i = 0, k = 0; i < c->n; i++) {
         if (!is_host(c->ev[i].cls))
             continue;
-        tmp[k] = thread_id(&thr, &n_thr, &slots, &nslots, c->ev[i].pid, c->ev[i].tid);
+        tmp[k] = thread_id(&ids, &thr, &cap_thr, c->ev[i].pid, c->ev[i].tid);
         if (tmp[k++] == OPM_NONE32)
             goto oom;
     }
+    n_thr = ids.count;
     qsort(thr, n_thr, sizeof *thr, thread_cmp);
     start = calloc(n_thr + 1, sizeof *start);
     rank = malloc((n_thr ? n_thr : 1) * sizeof *rank);
@@ -477,8 +447,8 @@ static int order_host(link_ctx *c, opm_error *err)
 oom:
     rc = opm_err(err, OPM_ENOMEM, "", "out of memory sorting %zu host events", c->n_host);
 done:
+    opm_u64map_free(&ids);
     free(thr);
-    free(slots);
     free(tmp);
     free(start);
     free(rank);
@@ -584,7 +554,7 @@ static int build_tree(link_ctx *c, opm_error *err)
 
 static size_t fflow_hash(int32_t pid, int32_t tid, int64_t ts)
 {
-    uint64_t h = mix64((uint64_t)ts ^ ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid));
+    uint64_t h = opm_hash_mix64((uint64_t)ts ^ ((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid));
     return (size_t)h;
 }
 

@@ -128,6 +128,34 @@ int opm_array_grow(void **p, size_t *cap, size_t need, size_t elem);
 /* A blank event: every id field OPM_NO_ID, args OPM_NONE32, stream/device -1. */
 void opm_tev_init(opm_tev *e);
 
+/* ---- Hashing 64-bit keys (the map: analyze.c) ---- */
+
+/* splitmix64's finaliser.  Ids, string ids and thread ids are mostly dense
+ * runs of small integers, and the tables index by the low bits, so the keys
+ * must be spread first.  Inline: link.c hashes once per event. */
+static inline uint64_t opm_hash_mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* 64-bit keys to dense indices: open addressing, kept at most half full.
+ * Zero-initialise; free with opm_u64map_free. */
+typedef struct opm_u64map {
+    uint64_t *keys;
+    uint32_t *vals;         /* index + 1; 0 = empty slot */
+    size_t nslots, count;
+} opm_u64map;
+
+/* The index stored for `key`, or `fresh` (stored now) when absent; *added
+ * says which.  -1 when out of memory. */
+int opm_u64map_get_or_add(opm_u64map *m, uint64_t key, uint32_t fresh, uint32_t *index, int *added);
+/* Frees the table and leaves the map empty, ready for reuse. */
+void opm_u64map_free(opm_u64map *m);
+
 /* ---- Op recognition (recognize.c, table in op_table.def) ---- */
 
 /* How a recognised op claims GPU work below it in the call tree:

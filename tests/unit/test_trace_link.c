@@ -229,6 +229,39 @@ Test(trace_link, threads_nest_separately)
     opm_trace_free(t);
 }
 
+/* Many threads, more than the thread table first holds, with negative
+ * (string) pids and tids beside numeric ones, their events interleaved in
+ * the file: each launch still nests under the op of its own thread. */
+Test(trace_link, many_threads_nest_separately)
+{
+    enum { N = 300 };
+    opm_trace *t = new_trace();
+    opm_error err;
+    uint32_t ops[N], ks[N];
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < N; j++) {
+            int k = pass ? N - 1 - j : j; /* launches in the reverse order of their ops */
+            opm_tev e;
+            opm_tev_init(&e);
+            e.cls = pass ? OPM_EV_LAUNCH : OPM_EV_CPU_OP;
+            e.pid = k % 3 ? 100 + k % 3 : -(1 + k);
+            e.tid = k % 2 ? k : -(1 + k);
+            e.ts_ns = pass ? 1000 + k : 0;
+            e.dur_ns = pass ? 10 : 100000;
+            e.correlation = pass ? k + 1 : OPM_NO_ID;
+            char name[32];
+            snprintf(name, sizeof name, pass ? "cudaLaunchKernel" : "my::op%d", k);
+            e.name = opm_trace_intern(t, name, strlen(name));
+            cr_assert_eq(opm_trace_add_event(t, &e, &err), 0, "%s", err.message);
+            if (!pass) ops[k] = (uint32_t)(t->n_ev - 1);
+        }
+    for (int k = 0; k < N; k++) ks[k] = kernel(t, 200000 + 100 * k, 50, k + 1, "k");
+    opm_trace_link *l = link_ok(t);
+    for (int k = 0; k < N; k++) cr_assert_eq(owner_of(l, ks[k])->cpu_ev, ops[k], "thread %d", k);
+    opm_trace_link_free(l);
+    opm_trace_free(t);
+}
+
 /* ---- GPU work → launch → owner ---- */
 
 Test(trace_link, overlapping_streams_give_union_not_sum)
