@@ -426,7 +426,8 @@ static int order_host(link_ctx *c, opm_error *err)
             goto oom;
     }
     n_thr = ids.count;
-    qsort(thr, n_thr, sizeof *thr, thread_cmp);
+    if (n_thr) /* thr is NULL when the trace has no host events */
+        qsort(thr, n_thr, sizeof *thr, thread_cmp);
     start = calloc(n_thr + 1, sizeof *start);
     rank = malloc((n_thr ? n_thr : 1) * sizeof *rank);
     if (!start || !rank)
