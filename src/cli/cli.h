@@ -11,6 +11,9 @@ enum { EXIT_OK = 0, EXIT_PARTIAL = 1, EXIT_USAGE = 2 };
 /* Prints "opmodel: message" on one line to stderr; returns EXIT_USAGE. */
 int cli_fail(const opm_error *err);
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Writes text whole to path ("-": stdout) for option opt; a failed write
+ * removes the file and reports "opt: cannot write 'path': reason". */
+int cli_write_text(const char *opt, const char *path, const char *text, size_t n);
 /* True when argv has -h/--help. */
 int cli_wants_help(int argc, char **argv);
 

@@ -105,23 +105,6 @@ static void report(FILE *f, const opm_calibration *c, const char *out)
     if (strcmp(out, "-")) fprintf(f, "wrote %s\n", out);
 }
 
-static int write_out(const char *out, const char *text)
-{
-    if (!strcmp(out, "-")) {
-        fputs(text, stdout);
-        return fflush(stdout) ? cli_usage("-o: cannot write to stdout: %s", strerror(errno)) : EXIT_OK;
-    }
-    FILE *f = fopen(out, "w");
-    if (!f) return cli_usage("-o: cannot write '%s': %s", out, strerror(errno));
-    int bad = fputs(text, f) < 0;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        remove(out);
-        return cli_usage("-o: cannot write '%s': %s", out, strerror(errno));
-    }
-    return EXIT_OK;
-}
-
 /* `--key value` or `--key=value`; returns the value or NULL. */
 static const char *opt_value(int argc, char **argv, int *i, const char *key)
 {
@@ -179,7 +162,7 @@ int cmd_calibrate(int argc, char **argv)
         opm_calibration_free(&c);
         return cli_fail(&err);
     }
-    rc = write_out(out, text);
+    rc = cli_write_text("-o", out, text, strlen(text));
     free(text);
     if (rc == EXIT_OK) report(strcmp(out, "-") ? stdout : stderr, &c, out);
     opm_calibration_free(&c);

@@ -141,18 +141,6 @@ static int write_csv(const char *path, const opm_gemm_dataset *ds, const opm_gem
     return EXIT_OK;
 }
 
-/* The text is built whole before the file is opened, so running out of
- * memory reports an error instead of leaving a truncated file. */
-static int write_text(const char *path, const char *opt, const strbuf *out)
-{
-    if (out->oom) return cli_usage("out of memory");
-    FILE *f = fopen(path, "w");
-    if (!f) return cli_usage("%s: cannot write '%s'", opt, path);
-    int bad = out->n && fwrite(out->p, 1, out->n, f) != out->n;
-    if (fclose(f) || bad) return cli_usage("%s: cannot write '%s'", opt, path);
-    return EXIT_OK;
-}
-
 static int write_params(const char *path, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv,
                         int calibrate)
 {
@@ -192,7 +180,8 @@ static int write_params(const char *path, const opm_gemm_dataset *ds, const opm_
         first = 0;
     }
     sb_puts(&b, "]}\n");
-    int rc = write_text(path, "--output-params", &b);
+    /* Built whole first: running out of memory leaves no truncated file. */
+    int rc = b.oom ? cli_usage("out of memory") : cli_write_text("--output-params", path, b.p, b.n);
     free(b.p);
     return rc;
 }
