@@ -498,6 +498,10 @@ done
 [ -z "$why" ]
 report $? "validate-gemm-latency --format json: invalid UTF-8 in a CSV's source gives valid JSON" "$why"
 
+mkdir -p "$T/gemm_empty"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"
+fails_cleanly "validate-gemm-latency on an empty directory exits 2 with one line" "csv files under"
+
 for bad in 0.9 -1 lots; do
     run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"

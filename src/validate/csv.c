@@ -124,7 +124,8 @@ int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *
         snprintf(names[nn++], len, "%s/%s", dir, de->d_name);
     }
     closedir(d);
-    if (!rc) qsort(names, nn, sizeof *names, cmp_str);
+    if (!rc && nn) /* names is NULL for an empty directory */
+        qsort(names, nn, sizeof *names, cmp_str);
     for (size_t i = 0; !rc && i < nn; i++) {
         struct stat st;
         size_t len = strlen(names[i]);
