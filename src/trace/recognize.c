@@ -1204,7 +1204,7 @@ static int run_builder(const op_row *row, const opm_trace_call *call, opm_trace_
     opm_targs_free(&a);
     if (rc == 0) return 0;
     opm_op_free(c.op);
-    int oom = rc == OPM_ENOMEM || params.failed;
+    int oom = rc == OPM_ENOMEM || params.sb.oom;
     opm_jbuf_free(&params);
     return oom ? opm_err(err, OPM_ENOMEM, NULL, "out of memory") : 0;
 }

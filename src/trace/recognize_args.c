@@ -475,21 +475,17 @@ static void key(opm_jbuf *b, const char *k)
     sb_putc(&b->sb, ':');
 }
 
-/* Every writer ends here: strbuf records its own failure, callers read ours. */
-static void done(opm_jbuf *b) { b->failed = b->sb.oom; }
 
 void opm_jbuf_int(opm_jbuf *b, const char *k, int64_t v)
 {
     key(b, k);
     sb_printf(&b->sb, "%" PRId64, v);
-    done(b);
 }
 
 void opm_jbuf_bool(opm_jbuf *b, const char *k, int v)
 {
     key(b, k);
     sb_puts(&b->sb, v ? "true" : "false");
-    done(b);
 }
 
 void opm_jbuf_double(opm_jbuf *b, const char *k, double v)
@@ -497,7 +493,6 @@ void opm_jbuf_double(opm_jbuf *b, const char *k, double v)
     key(b, k);
     if (isfinite(v)) sb_double(&b->sb, v);
     else sb_puts(&b->sb, "null"); /* JSON has no inf or nan */
-    done(b);
 }
 
 void opm_jbuf_str(opm_jbuf *b, const char *k, const char *v)
@@ -505,7 +500,6 @@ void opm_jbuf_str(opm_jbuf *b, const char *k, const char *v)
     key(b, k);
     if (v) sb_json_string(&b->sb, v);
     else sb_puts(&b->sb, "null");
-    done(b);
 }
 
 static void put_ints(strbuf *sb, const int64_t *v, int n)
@@ -519,7 +513,6 @@ void opm_jbuf_ints(opm_jbuf *b, const char *k, const int64_t *v, int n)
 {
     key(b, k);
     put_ints(&b->sb, v, n);
-    done(b);
 }
 
 void opm_jbuf_shapes(opm_jbuf *b, const char *k, const int64_t *const *dims, const int *ranks, int n)
@@ -531,14 +524,12 @@ void opm_jbuf_shapes(opm_jbuf *b, const char *k, const int64_t *const *dims, con
         put_ints(&b->sb, dims[i], ranks[i]);
     }
     sb_putc(&b->sb, ']');
-    done(b);
 }
 
 void opm_jbuf_raw(opm_jbuf *b, const char *k, const char *json)
 {
     key(b, k);
     sb_puts(&b->sb, json ? json : "null");
-    done(b);
 }
 
 char *opm_jbuf_finish(opm_jbuf *b)

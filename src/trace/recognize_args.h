@@ -82,11 +82,10 @@ int opm_json_is_value(const char *text, size_t len);
 /* ---- JSON object of parameters ----
  * Appends "key":value pairs to a strbuf (the project's one text builder:
  * its string escaping and number text), adding only the braces and commas.
- * A failed allocation sets `failed` and every later call does nothing, so
+ * A failed allocation sets sb.oom and every later call does nothing, so
  * callers check once at the end. */
 typedef struct opm_jbuf {
     strbuf sb;        /* "{" and the pairs so far */
-    int failed;       /* sb.oom, kept here for callers that test it */
     int fields;       /* pairs written so far (for the commas) */
 } opm_jbuf;
 

@@ -1088,7 +1088,7 @@ Test(trace_recognize, params_writer)
     opm_jbuf_shapes(&b, "sh", dims, ranks, 2);
     opm_jbuf_raw(&b, "r", "[1,{\"a\":2}]");
     opm_jbuf_raw(&b, "z", NULL);
-    cr_assert_eq(b.failed, 0);
+    cr_assert_eq(b.sb.oom, 0);
     s = opm_jbuf_finish(&b);
     cr_assert_str_eq(s, "{\"i\":-9223372036854775808,\"b\":true,\"d\":0.1,\"e\":1e-05,\"inf\":null,"
                         "\"s\":\"a\xef\xbf\xbd" "b\\n\\\"q\\\"\\u0001\xc3\xa9\",\"n\":null,\"l\":[1,-2],"
