@@ -588,6 +588,10 @@ static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn
     gemm_eval e;
     for (int s = s0; s <= 32; s *= 2) {
         if (s > 1 && cdivd(pb->k, (double)s * k.tk) < 4) break;
+        /* A batched launch puts the batch on the grid's z dimension,
+         * which split-K kernels use for their K slices: cuBLAS runs
+         * batched GEMMs unsplit (docs/gemm_models.md, "Batched GEMMs"). */
+        if (s > 1 && pb->batch > 1) break;
         k.split_k = s;
         if (!opm_gemm_setup(pb, h, &k, &e)) break;
         if (s > 1 && e.tiles / s >= e.slots) break;

@@ -1089,3 +1089,31 @@ Test(gemm_models, shipped_data_accuracy, .timeout = 120)
     free(base);
     opm_gemm_dataset_free(&ds);
 }
+
+/* Split-K: a GEMM of few output tiles and a long K loop splits K to fill
+ * the SMs; a batched launch does not (the batch occupies the grid
+ * dimension the K slices would use), whether the tile is chosen or
+ * hinted, unless split_k itself is hinted. */
+Test(gemm_models, batched_gemm_runs_unsplit)
+{
+    opm_hardware *hw = hw_named("a100_40gb_pcie");
+    for (int i = 0; i < 2; i++) {
+        const char *model = i ? "effective_roofline" : "extended_roofline";
+        opm_op *one = gemm(1, 64, 64, 16384, OPM_FP32), *two = gemm(2, 64, 64, 16384, OPM_FP32);
+        opm_profile p1 = run(model, one, hw), p2 = run(model, two, hw);
+        cr_assert_gt(diag_num(&p1, "split_k"), 1, "%s", model);
+        cr_assert_eq(diag_num(&p2, "split_k"), 1, "%s", model);
+        set_tile(one, 64, 64, 8, 2, 32, 64, 0);
+        set_tile(two, 64, 64, 8, 2, 32, 64, 0);
+        p1 = run(model, one, hw);
+        p2 = run(model, two, hw);
+        cr_assert_gt(diag_num(&p1, "split_k"), 1, "%s hinted", model);
+        cr_assert_eq(diag_num(&p2, "split_k"), 1, "%s hinted", model);
+        cr_assert_eq(opm_op_set_int(two, "split_k", 4, NULL), 0);
+        p2 = run(model, two, hw);
+        cr_assert_eq(diag_num(&p2, "split_k"), 4, "%s split_k hinted", model);
+        opm_op_free(one);
+        opm_op_free(two);
+    }
+    opm_hardware_free(hw);
+}
