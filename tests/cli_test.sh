@@ -464,13 +464,13 @@ fails_cleanly "trace report --top many exits 2 with one line" "top"
 
 # ---- validate-gemm-latency ----------------------------------------------------
 
-run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --format json --host-overlap 0.25
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --format json --host-overlap 0.3
 why=""
 [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
-[ -z "$why" ] && ! python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert abs(d["host_overlap_fraction"] - 0.25) < 1e-9 and "host_overlap_us" in d' "$T/out" 2>/dev/null &&
-    why="no host_overlap_fraction 0.25 / host_overlap_us in the JSON"
+[ -z "$why" ] && ! python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert abs(d["host_overlap_fraction"] - 0.3) < 1e-9 and "host_overlap_us" in d' "$T/out" 2>/dev/null &&
+    why="no host_overlap_fraction 0.3 / host_overlap_us in the JSON"
 [ -z "$why" ]
-report $? "validate-gemm-latency --host-overlap 0.25 reports the overlap it used" "$why"
+report $? "validate-gemm-latency --host-overlap 0.3 reports the overlap it used" "$why"
 
 # The source column is free text and becomes part of the group names the JSON
 # keys on: a stray byte (\377), and a valid "é" that the 63-byte source tag

@@ -13,6 +13,9 @@
 #include "io/io_internal.h"
 #include "validate/gemm_latency.h"
 
+#define OPM_STR(x) #x
+#define OPM_XSTR(x) OPM_STR(x)
+
 static const char help[] =
     "usage: opmodel validate-gemm-latency --data-dir DIR [--model M] [--compare-rooflines]\n"
     "         [--no-calibrate-fixed-overhead] [--ignore-kernel-column] [--leave-one-hardware-out]\n"
@@ -30,7 +33,7 @@ static const char help[] =
     "  --host-overlap F               with calibration, the fraction of each group's floor (median\n"
     "                                 measured time of its calibration rows) that runs while the\n"
     "                                 kernel does: rows are predicted as overhead + max(F x floor,\n"
-    "                                 kernel) (default 0.2; 0: the overhead simply adds)\n"
+    "                                 kernel) (default " OPM_XSTR(OPM_GEMM_HOST_OVERLAP) "; 0: the overhead simply adds)\n"
     "  --ignore-kernel-column         predict every row with automatic kernel selection; by default a\n"
     "                                 row whose kernel column names a cuBLAS sgemm kernel is predicted\n"
     "                                 with that kernel's tile as hints\n"

@@ -5,7 +5,7 @@
  * defaults, the kernel catalog and selection, CTA tiling with edge tiles,
  * occupancy, waves, first-touch L2 reuse bounded by L2 capacity (SIMT waves
  * whose panels overflow it lose the sharing between CTAs of a K-contiguous
- * operand), and
+ * operand), DRAM row activations, split-K only for unbatched launches, and
  * filling the profile.  docs/gemm_models.md gives the grouped and conv
  * mappings; other kinds, and depthwise convs, go to the roofline.
  *
@@ -52,10 +52,17 @@
  *   gradients;
  *   GEMM_TIE_FRAC 0.05 — phases within 5% of the longest are reported as
  *   tied limiting resources (a reporting threshold, not a model input).
- * One constant is fitted, not physical: DRAM_WRITE_EFF 0.75 (bounded
- * [0.5, 1]) — DRAM stores run at that fraction of the reached read
- * bandwidth; fitted on four GPUs of the shipped data at a time, it scores
- * 13.12% on the fifth (docs/gemm_models.md, "DRAM writes").
+ *   DRAM_PAGE_BYTES 1 KiB — a DRAM row (an HBM2 channel's: 64 columns ×
+ *   128 bits, DRAMsim3 configs/HBM2_8Gb_x128.ini): matrix rows closer than
+ *   that share a row activation.
+ * Two constants are fitted, not physical (docs/gemm_models.md gives each
+ * one fitted on four GPUs of the shipped data and scored on the fifth):
+ * DRAM_WRITE_EFF 0.7 (bounded [0.5, 1]) — DRAM stores run at that fraction
+ * of the reached read bandwidth ("DRAM writes"); DRAM_ACT_BYTES 112
+ * (bounded [32, 512]) — a DRAM row activation costs the time of that many
+ * bytes at the datasheet bandwidth, so reads of small pieces of rows far
+ * apart (a K-contiguous operand) are bound by activations, not bytes
+ * ("DRAM row activations").
  * The power cap adds no constant: tdp_w, static_power_w and the energies
  * per FLOP and per DRAM byte come from the hardware description
  * (docs/gemm_models.md).
@@ -172,6 +179,7 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->l2_size = l2 ? l2->size_bytes : 0;
     h->hbm_bw = hbm->bandwidth_bytes_per_s * hbm->utilization;
     h->hbm_write_bw = h->hbm_bw * DRAM_WRITE_EFF;
+    h->hbm_act_s = hbm->bandwidth_bytes_per_s > 0 ? DRAM_ACT_BYTES / hbm->bandwidth_bytes_per_s : 0;
     h->lat_l2_s = l2 && l2->latency_s > 0 ? l2->latency_s
                 : (l2 && l2->latency_cycles > 0 ? l2->latency_cycles : LAT_L2_CYC) / h->clock_hz;
     h->lat_dram_s = hbm->latency_s > 0 ? hbm->latency_s
@@ -322,6 +330,9 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     double unique = (pb->a_unique > 0 ? mind(pb->a_unique, a_all) : a_all) +
                     (pb->b_unique > 0 ? mind(pb->b_unique, b_all) : b_all);
     double dram = unique;
+    double a_first = pb->a_unique > 0 ? mind(pb->a_unique, a_all) : a_all;
+    double b_first = pb->b_unique > 0 ? mind(pb->b_unique, b_all) : b_all;
+    double a_dram = a_first, b_dram = b_first;
     if (unique > L2_USABLE * h->l2_size) {
         /* The A and B panels one wave touches, full waves and tail. */
         double wa[2] = {0, 0}, wb[2] = {0, 0};
@@ -349,11 +360,37 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
          * GEMMs run at 0.7 of the tensor peak, 2.5x what per-CTA DRAM
          * streams of their tiles allow). */
         int shared = h->tensor || wa[0] + wb[0] <= L2_USABLE * h->l2_size;
-        double a_dram = shared || pb->trans_a ? a_wave : a_l2;
-        double b_dram = shared || !pb->trans_b ? b_wave : b_l2;
+        a_dram = shared || pb->trans_a ? a_wave : a_l2;
+        b_dram = shared || !pb->trans_b ? b_wave : b_l2;
         dram = maxd(unique, a_dram + b_dram);
     }
-    e->dram_read = dram + (pb->bias ? pb->n * pb->c_bytes : 0);
+    double bias = pb->bias ? pb->n * pb->c_bytes : 0;
+    e->dram_read = dram + bias;
+    /* DRAM row activations.  Per K step a CTA reads, of each tile row of a
+     * K-contiguous operand, a piece of tk elements (of an M/N-contiguous
+     * one, a piece of the tile's extent), and the matrix rows lie a whole
+     * row apart: rows closer than a DRAM page share one activation, farther
+     * ones open a row each.  Activations are counted on the operand's
+     * distinct bytes: the re-reads of a panel by the other CTAs of a wave
+     * arrive while its rows are open and cost bandwidth only.  An implicit
+     * GEMM's rows are overlapping windows of its tensor, so successive rows
+     * lie closer than a matrix row: by the tensor's share of the matrix
+     * bytes (one pixel's channels apart for a stride-1 conv). */
+    double piece[2], stride[2];
+    piece[0] = (pb->trans_a ? mind(k->tm, pb->m) : mind(ks, k->tk)) * pb->a_bytes;
+    stride[0] = (pb->trans_a ? pb->m : pb->k) * pb->a_bytes * (a_all > 0 ? a_first / a_all : 1);
+    piece[1] = (pb->trans_b ? mind(ks, k->tk) : mind(k->tn, pb->n)) * pb->b_bytes;
+    stride[1] = (pb->trans_b ? pb->k : pb->n) * pb->b_bytes * (b_all > 0 ? b_first / b_all : 1);
+    const double first[2] = {a_first, b_first};
+    const double bytes[2] = {a_dram + (dram - a_dram - b_dram), b_dram};
+    e->dram_acts = 0;
+    e->dram_read_eq = bias;
+    for (int o = 0; o < 2; o++) {
+        double acts = piece[o] > 0 && stride[o] > 0
+                          ? first[o] / (piece[o] * maxd(1.0, DRAM_PAGE_BYTES / stride[o])) : 0;
+        e->dram_acts += acts;
+        e->dram_read_eq += maxd(bytes[o], acts * h->hbm_act_s * h->hbm_bw);
+    }
     e->dram_write = pb->batch * pb->m * pb->n * pb->c_bytes;
     e->l2_write = e->dram_write * (split > 1 ? 4.0 * split / pb->c_bytes : 1.0);
     e->smem_bytes = e->l2_read + e->tiles * e->kiters * warp_smem_reads(pb, k);
@@ -400,7 +437,7 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
         double t_c = a * 2.0 * k->tm * k->tn * k->tk / (h->flops_per_s_sm * issue);
         double t_s = a * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
         double t_l2 = maxd(frac * e->l2_read / e->kiters / h->l2_bw, a * tile_iter_bytes / h->l2_port_sm);
-        double t_d = frac * e->dram_read / e->kiters / h->hbm_bw;
+        double t_d = frac * e->dram_read_eq / e->kiters / h->hbm_bw;
         double t_lat = k->stages >= 2 ? lat / (k->stages - 1) : 0;
         double t_iter = k->stages >= 2 ? maxd(maxd(maxd(t_c, t_s), maxd(t_l2, t_d)), t_lat)
                                        : t_c + t_s + maxd(t_l2, t_d) + lat;
@@ -802,6 +839,8 @@ static void eval_add(gemm_eval *e, const gemm_eval *o)
     e->t_reduce += SPLITK_GAP_S;
     e->body_s += SPLITK_GAP_S;
     e->dram_read += o->dram_read;
+    e->dram_read_eq += o->dram_read_eq;
+    e->dram_acts += o->dram_acts;
     e->dram_write += o->dram_write;
     e->l2_read += o->l2_read;
     e->l2_write += o->l2_write;
@@ -856,6 +895,7 @@ static void put_kernel_diags(opm_profile *p, const gemm_eval *e)
     opm_diag_text(p, "occupancy_limit", e->occ_limit ? e->occ_limit : "ctas");
     opm_diag_num(p, "tiles", e->tiles);
     opm_diag_num(p, "waves", e->waves);
+    opm_diag_num(p, "dram_row_activations", e->dram_acts);
 }
 
 /* extended_roofline: efficiencies, L2 hits and the summed resource and
@@ -1020,12 +1060,14 @@ static void put_findings(opm_profile *p, const gemm_eval *e)
 {
     char findings[64] = "";
     size_t fl = 0;
-    const char *f[5] = {e->waves >= 1 && e->wave_eff < 0.75 ? "wave_quantization" : NULL,
+    /* dram_activations: row activations, not bytes, set the DRAM read time. */
+    const char *f[6] = {e->waves >= 1 && e->wave_eff < 0.75 ? "wave_quantization" : NULL,
                         e->tile_eff < 0.8 ? "edge_tile_waste" : NULL,
                         e->exposed_latency ? "exposed_latency" : NULL,
                         e->ctas_per_sm * e->kern.warps < 2 * WARPS_FOR_PEAK ? "low_occupancy" : NULL,
-                        e->power_limited ? "power_capped" : NULL};
-    for (int i = 0; i < 5; i++)
+                        e->power_limited ? "power_capped" : NULL,
+                        e->dram_read_eq > e->dram_read * (1 + GEMM_TIE_FRAC) ? "dram_activations" : NULL};
+    for (int i = 0; i < 6; i++)
         if (f[i] && fl + strlen(f[i]) + 2 < sizeof findings) {
             if (fl) put_str(findings, sizeof findings, &fl, ",");
             put_str(findings, sizeof findings, &fl, f[i]);

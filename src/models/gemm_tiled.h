@@ -45,6 +45,7 @@ typedef struct gemm_hw {
     double l2_size;
     double hbm_bw;               /* reached DRAM read bandwidth */
     double hbm_write_bw;         /* hbm_bw × DRAM_WRITE_EFF */
+    double hbm_act_s;            /* DRAM time one row activation costs: DRAM_ACT_BYTES at the datasheet rate */
     double lat_l2_s, lat_dram_s; /* load-to-use latencies */
     double max_ctas, max_warps, regs_per_sm, smem_per_sm, warp_size;
     int fma[3];
@@ -83,6 +84,10 @@ typedef struct gemm_eval {
     double tile_eff;                     /* useful FLOPs / FLOPs of whole padded tiles */
     double kiters;                       /* K-loop iterations of one CTA */
     double dram_read, dram_write, l2_read, l2_write, smem_bytes;
+    /* DRAM row activations of the operand reads, and the read bytes that
+     * at the reached bandwidth take as long as the reads do: each
+     * operand's bytes, or its activations' time where that is longer. */
+    double dram_acts, dram_read_eq;
     double t_compute, t_smem, t_l2, t_dram, t_latency;  /* summed over waves */
     double t_prologue, t_epilogue, t_reduce;
     double body_s;                       /* latency without the fixed overhead */
@@ -105,7 +110,15 @@ typedef struct gemm_eval {
 #define WARPS_FOR_PEAK 4.0
 /* DRAM write bandwidth over the reached read bandwidth: output stores and
  * the split-K partials.  Fitted, bounded [0.5, 1] (docs/gemm_models.md). */
-#define DRAM_WRITE_EFF 0.75
+#define DRAM_WRITE_EFF 0.7
+/* DRAM row activations (docs/gemm_models.md, "DRAM row activations"):
+ * every piece of an operand a K step reads opens a DRAM row, unless rows
+ * of the matrix closer than DRAM_PAGE_BYTES share it (the 1 KiB row of an
+ * HBM2 channel: 64 columns × 128 bits, DRAMsim3 configs/HBM2_8Gb_x128.ini),
+ * and each opening costs the DRAM the time of DRAM_ACT_BYTES at its
+ * datasheet bandwidth.  DRAM_ACT_BYTES is fitted, bounded [32, 512]. */
+#define DRAM_PAGE_BYTES 1024.0
+#define DRAM_ACT_BYTES 112.0
 /* Launch gap of a kernel that follows another within one op. */
 #define SPLITK_GAP_S 2e-6
 /* Bookkeeping instructions per K iteration of a SIMT CTA (barrier, loop

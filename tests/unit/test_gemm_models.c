@@ -1,7 +1,8 @@
 /* test_gemm_models.c — the tile-aware GEMM models (extended_roofline,
  * effective_roofline) and the GEMM latency validation: hand-checked tiling,
  * occupancy and waves; SIMT waves past the L2 streaming their K-contiguous
- * panels per CTA; DRAM writes at the write efficiency;
+ * panels per CTA; DRAM writes at the write efficiency; DRAM row
+ * activations; batched GEMMs never split K unless told;
  * hints honoured; automatic selection never worse
  * than a catalog tile given as hints; monotonicity; never below the
  * roofline's compute/memory floor (the models overlap compute with memory
@@ -24,6 +25,8 @@
 #include "models/gemm_tiled.h"
 #include "testutil.h"
 #include "validate/gemm_latency.h"
+
+static const char *const both_models[2] = {"extended_roofline", "effective_roofline"};
 
 static opm_hardware *hw_named(const char *name)
 {
@@ -181,6 +184,62 @@ Test(gemm_models, simt_waves_past_l2_stream_own_panels)
     cr_assert(e.dram_read < 0.5 * e.l2_read, "dram %g vs l2 %g", e.dram_read, e.l2_read);
     opm_hardware_free(p100);
     opm_hardware_free(a100);
+}
+
+/* DRAM row activations, hand-checked on the A100 (fp32, SIMT): a skinny
+ * GEMM whose A is K-contiguous reads, per K step, a 32-byte piece of rows
+ * 32 KiB apart, each opening its own DRAM row at DRAM_ACT_BYTES of the
+ * datasheet rate; B (16 columns, N-contiguous) is 64-byte rows packed 16
+ * to a DRAM page.  Stored M-contiguous (transpose_a), A's pieces are the
+ * tile's 64 rows: 256 bytes, and bandwidth, not activations, binds. */
+Test(gemm_models, dram_row_activations)
+{
+    opm_hardware *hw = hw_named("a100_40gb_pcie");
+    gemm_hw h;
+    gemm_eval e;
+    cr_assert_eq(opm_gemm_hw(hw, OPM_FP32, &h, NULL), 0);
+    cr_assert_float_eq(h.hbm_act_s, DRAM_ACT_BYTES / 1555e9, 1e-24);
+    gemm_problem pb = {.batch = 1, .m = 4096, .n = 16, .k = 8192, .b_mats = 1, .a_bytes = 4, .b_bytes = 4, .c_bytes = 4};
+    gemm_kernel k = {"t", 64, 64, 8, 32, 64, 1, 1, 1, 2, 2, 128, 1, 0, 0};
+    cr_assert_eq(opm_gemm_setup(&pb, &h, &k, &e), 1);
+    const double a_all = 4096.0 * 8192 * 4, b_all = 16.0 * 8192 * 4;
+    cr_assert_float_eq(e.dram_read, a_all + b_all, 1, "one tile column: A and B read once");
+    cr_assert_float_eq(e.dram_acts, a_all / 32 + b_all / 1024, 1e-6);
+    double a_act = a_all / 32 * h.hbm_act_s * h.hbm_bw;
+    cr_assert(a_act > a_all);
+    cr_assert_float_eq(e.dram_read_eq, a_act + b_all, 1);
+
+    pb.trans_a = 1;
+    cr_assert_eq(opm_gemm_setup(&pb, &h, &k, &e), 1);
+    cr_assert_float_eq(e.dram_acts, a_all / 256 + b_all / 1024, 1e-6);
+    cr_assert_float_eq(e.dram_read_eq, e.dram_read, 1);
+
+    /* Through the models, a 65536×64×4096 GEMM on the same tile: it takes
+     * at least its A activations' time and says so; with A stored
+     * M-contiguous it is faster and does not. */
+    const double a_big = 65536.0 * 4096 * 4, b_big = 64.0 * 4096 * 4;
+    for (int mi = 0; mi < 2; mi++) {
+        opm_op *op = gemm(1, 65536, 64, 4096, OPM_FP32);
+        set_tile(op, 64, 64, 8, 2, 32, 64, 1);
+        static const char ta[] = "{\"kind\": \"gemm\", \"m\": 65536, \"n\": 64, \"k\": 4096, \"dtype\": \"fp32\","
+                                 " \"transpose_a\": true}";
+        opm_error err;
+        opm_op *opt = opm_op_parse_string(ta, strlen(ta), OPM_FORMAT_JSON, "test", 1, &err);
+        cr_assert_not_null(opt, "%s", err.message);
+        set_tile(opt, 64, 64, 8, 2, 32, 64, 1);
+        opm_profile p = run(both_models[mi], op, hw);
+        cr_assert_geq(p.latency_s, a_big / 32 * DRAM_ACT_BYTES / 1555e9, "%s", both_models[mi]);
+        cr_assert(strstr(diag_text(&p, "findings"), "dram_activations") != NULL, "%s: %s", both_models[mi],
+                  diag_text(&p, "findings"));
+        cr_assert_float_eq(diag_num(&p, "dram_row_activations"), a_big / 32 + b_big / 1024, 1e-3);
+        opm_profile q = run(both_models[mi], opt, hw);
+        cr_assert_lt(q.latency_s, p.latency_s, "%s", both_models[mi]);
+        cr_assert(strstr(diag_text(&q, "findings"), "dram_activations") == NULL, "%s: %s", both_models[mi],
+                  diag_text(&q, "findings"));
+        opm_op_free(op);
+        opm_op_free(opt);
+    }
+    opm_hardware_free(hw);
 }
 
 /* DRAM writes run at DRAM_WRITE_EFF of the reached read bandwidth: a
@@ -654,7 +713,6 @@ Test(gemm_models, effective_diagnostics)
 
 /* ---- grouped_gemm and conv as implicit GEMM ---- */
 
-static const char *const both_models[2] = {"extended_roofline", "effective_roofline"};
 
 static opm_op *parse_op(const char *json)
 {
@@ -1046,9 +1104,10 @@ Test(gemm_models, leave_one_out_fixture)
  * passes as validate-gemm-latency runs them, with its default host overlap
  * (the roofline gets the same).  The bounds sit a little above what the
  * models reach (docs/gemm_models.md lists the figures), so a regression
- * fails: overall MAPE 13.12% (bound 13.5), every size class with at least
- * 50 rows at most 17.57% (bound 18.5), 2.83x below the roofline on the
- * same rows (bound 2.75x), leave-one-hardware-out 15.99% (bound 16.4). */
+ * fails: overall MAPE 12.10% (bound 12.6), every size class with at least
+ * 50 rows at most 17.56% (bound 18.5), 3.12x below the roofline on the
+ * same rows (bound 3x, the issue's bar), leave-one-hardware-out 14.99%
+ * (bound 15.5). */
 Test(gemm_models, shipped_data_accuracy, .timeout = 120)
 {
     char dir[512];
@@ -1068,7 +1127,7 @@ Test(gemm_models, shipped_data_accuracy, .timeout = 120)
         o.model = models[mi];
         cr_assert_eq(opm_gemm_base_predictions(&ds, o.model, 1, base, &err), 0);
         cr_assert_eq(opm_gemm_leave_one_out(&ds, o.model, 1, base, OPM_GEMM_HOST_OVERLAP, &lv, &err), 0);
-        cr_assert(lv.overall.mape < 16.4, "%s leave-one-out MAPE %.2f", o.model, lv.overall.mape);
+        cr_assert(lv.overall.mape < 15.5, "%s leave-one-out MAPE %.2f", o.model, lv.overall.mape);
         cr_assert_eq(lv.rows, ds.n_rows);
         opm_gemm_validation_free(&lv);
         cr_assert_eq(opm_gemm_validate(&ds, &o, base, &v, &err), 0);
@@ -1077,8 +1136,8 @@ Test(gemm_models, shipped_data_accuracy, .timeout = 120)
         cr_assert_eq(opm_gemm_validate(&ds, &o, base, &v, &err), 0);
         cr_assert_eq(v.rows, roof.rows, "same held-out rows as the roofline");
         cr_assert_eq(v.rows_failed, 0);
-        cr_assert(v.overall.mape < 13.5, "%s MAPE %.2f", o.model, v.overall.mape);
-        cr_assert(roof.overall.mape > 2.75 * v.overall.mape, "%s: roofline %.2f", o.model, roof.overall.mape);
+        cr_assert(v.overall.mape < 12.6, "%s MAPE %.2f", o.model, v.overall.mape);
+        cr_assert(roof.overall.mape >= 3.0 * v.overall.mape, "%s: roofline %.2f", o.model, roof.overall.mape);
         for (int c = 0; c < GC_COUNT; c++)
             if (v.by_class[c].n >= 50)
                 cr_assert(v.by_class[c].mape < 18.5, "%s %s MAPE %.2f", o.model, opm_gemm_class_names[c],
