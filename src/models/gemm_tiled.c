@@ -382,6 +382,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     piece[1] = (pb->trans_b ? mind(ks, k->tk) : mind(k->tn, pb->n)) * pb->b_bytes;
     stride[1] = (pb->trans_b ? pb->k : pb->n) * pb->b_bytes * (b_all > 0 ? b_first / b_all : 1);
     const double first[2] = {a_first, b_first};
+    /* dram is at least the first touch; any excess over the two operands' bytes goes with A. */
     const double bytes[2] = {a_dram + (dram - a_dram - b_dram), b_dram};
     e->dram_acts = 0;
     e->dram_read_eq = bias;
