@@ -502,6 +502,15 @@ mkdir -p "$T/gemm_empty"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"
 fails_cleanly "validate-gemm-latency on an empty directory exits 2 with one line" "csv files under"
 
+# An output file that cannot be written: one error line and no report on
+# stdout, in both formats and with either file.
+for fmt in table json; do
+    run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --format "$fmt" --output-csv "$T/no_such_dir/rows.csv"
+    fails_cleanly "validate-gemm-latency --format $fmt, unwritable --output-csv: exit 2, one line, no report" "output-csv"
+    run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --format "$fmt" --output-params "$T/no_such_dir/p.json"
+    fails_cleanly "validate-gemm-latency --format $fmt, unwritable --output-params: exit 2, one line, no report" "output-params"
+done
+
 for bad in 0.9 -1 lots; do
     run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"

@@ -96,30 +96,30 @@ static void json_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_v
     sb_putc(b, '}');
 }
 
-static void table_stats_line(const char *label, const opm_err_stats *s)
+static void table_stats_line(strbuf *b, const char *label, const opm_err_stats *s)
 {
-    printf("  %-22s %7zu %8.2f %8.2f %8.2f %8.3f %8.2f\n", label, s->n, num(s->mape), num(s->median_ape),
+    sb_printf(b, "  %-22s %7zu %8.2f %8.2f %8.2f %8.3f %8.2f\n", label, s->n, num(s->mape), num(s->median_ape),
            num(s->p90_ape), s->n ? num(s->geomean_ratio) : 1.0, num(s->signed_mean_error));
 }
 
-static void table_summary(const opm_gemm_dataset *ds, const opm_gemm_validation *v)
+static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_validation *v)
 {
-    printf("model %s: %zu held-out rows, %zu failed, %zu calibration rows, %zu skipped (unknown hardware), "
+    sb_printf(b, "model %s: %zu held-out rows, %zu failed, %zu calibration rows, %zu skipped (unknown hardware), "
            "%zu skipped (bad row), %zu files\n",
            v->model, v->rows, v->rows_failed, v->calibration_rows, ds->rows_unknown_hw, ds->rows_bad, ds->files);
-    printf("  %-22s %7s %8s %8s %8s %8s %8s\n", "", "rows", "mape%", "median%", "p90%", "geomean", "signed%");
-    table_stats_line("overall", &v->overall);
+    sb_printf(b, "  %-22s %7s %8s %8s %8s %8s %8s\n", "", "rows", "mape%", "median%", "p90%", "geomean", "signed%");
+    table_stats_line(b, "overall", &v->overall);
     for (size_t h = 0; h < ds->n_hw; h++)
-        if (v->by_hw[h].n) table_stats_line(ds->hw_names[h], &v->by_hw[h]);
+        if (v->by_hw[h].n) table_stats_line(b, ds->hw_names[h], &v->by_hw[h]);
     for (int c = 0; c < GC_COUNT; c++)
-        if (v->by_class[c].n) table_stats_line(opm_gemm_class_names[c], &v->by_class[c]);
-    printf("  fixed overhead (us):");
+        if (v->by_class[c].n) table_stats_line(b, opm_gemm_class_names[c], &v->by_class[c]);
+    sb_puts(b, "  fixed overhead (us):");
     for (size_t g = 0; g < ds->n_groups; g++)
-        printf(" %s=%.2f", ds->group_names[g], v->group_overhead_s[g] * 1e6);
-    printf("\n  host overlap (us, %.2f of the floor):", v->host_overlap);
+        sb_printf(b, " %s=%.2f", ds->group_names[g], v->group_overhead_s[g] * 1e6);
+    sb_printf(b, "\n  host overlap (us, %.2f of the floor):", v->host_overlap);
     for (size_t g = 0; g < ds->n_groups; g++)
-        printf(" %s=%.2f", ds->group_names[g], v->group_overlap_s[g] * 1e6);
-    printf("\n");
+        sb_printf(b, " %s=%.2f", ds->group_names[g], v->group_overlap_s[g] * 1e6);
+    sb_putc(b, '\n');
 }
 
 static int write_csv(const char *path, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv)
@@ -271,8 +271,10 @@ int cmd_validate_gemm_latency(int argc, char **argv)
         memcpy(base[j], first, ds.n_rows * sizeof *first);
         free(first);
     }
-    /* The JSON document is built whole and printed only once complete, so a
-     * failure part way prints one error line and no truncated document. */
+    /* The report (JSON or table) is built whole and printed only once it and
+     * the output files are complete, so a failure part way (an unwritable
+     * --output-csv, a leave-one-out error) prints one error line and no
+     * partial report. */
     strbuf js = {0};
     if (rc == EXIT_OK) {
         if (json) {
@@ -301,24 +303,26 @@ int cmd_validate_gemm_latency(int argc, char **argv)
                 sb_putc(&js, '}');
             }
         } else {
-            for (size_t j = 0; j < nv; j++) table_summary(&ds, &vs[j]);
+            for (size_t j = 0; j < nv; j++) table_summary(&js, &ds, &vs[j]);
             if (compare) {
-                printf("MAPE delta vs roofline (percentage points; ratio = roofline / model):\n");
+                sb_puts(&js, "MAPE delta vs roofline (percentage points; ratio = roofline / model):\n");
                 for (size_t j = 1; j < nv; j++) {
-                    printf("  %-20s overall %+.2f (ratio %.2fx)", vs[j].model, vs[j].overall.mape - vs[0].overall.mape,
-                           vs[j].overall.mape > 0 ? vs[0].overall.mape / vs[j].overall.mape : 0);
+                    sb_printf(&js, "  %-20s overall %+.2f (ratio %.2fx)", vs[j].model,
+                              vs[j].overall.mape - vs[0].overall.mape,
+                              vs[j].overall.mape > 0 ? vs[0].overall.mape / vs[j].overall.mape : 0);
                     for (int c = 0; c < GC_COUNT; c++)
                         if (vs[j].by_class[c].n)
-                            printf(" %s %+.2f", opm_gemm_class_names[c], vs[j].by_class[c].mape - vs[0].by_class[c].mape);
-                    printf("\n");
+                            sb_printf(&js, " %s %+.2f", opm_gemm_class_names[c],
+                                      vs[j].by_class[c].mape - vs[0].by_class[c].mape);
+                    sb_putc(&js, '\n');
                 }
             }
         }
         if (logo) {
             /* Each hardware scored with overheads from the others only. */
             if (json) sb_puts(&js, ",\n \"leave_one_hardware_out\": [");
-            else printf("leave-one-hardware-out: every row of a hardware held out, its fixed overhead the median\n"
-                        "of the other hardware's calibrated overheads of the same source tag\n");
+            else sb_puts(&js, "leave-one-hardware-out: every row of a hardware held out, its fixed overhead the median\n"
+                              "of the other hardware's calibrated overheads of the same source tag\n");
             for (size_t j = 0; j < nv && rc == EXIT_OK; j++) {
                 opm_gemm_validation lv;
                 if (opm_gemm_leave_one_out(&ds, models[j], kernel_col, base[j], overlap, &lv, &err)) {
@@ -330,19 +334,18 @@ int cmd_validate_gemm_latency(int argc, char **argv)
                     json_summary(&js, &ds, &lv);
                     sb_putc(&js, '}');
                 } else {
-                    table_summary(&ds, &lv);
+                    table_summary(&js, &ds, &lv);
                 }
                 opm_gemm_validation_free(&lv);
             }
             if (json) sb_putc(&js, ']');
         }
-        if (json && rc == EXIT_OK) {
-            sb_puts(&js, "}\n");
-            if (js.oom) rc = cli_usage("out of memory");
-            else if (fwrite(js.p, 1, js.n, stdout) != js.n || fflush(stdout)) rc = cli_usage("stdout: I/O error");
-        }
+        if (json && rc == EXIT_OK) sb_puts(&js, "}\n");
+        if (rc == EXIT_OK && js.oom) rc = cli_usage("out of memory");
         if (rc == EXIT_OK && csv) rc = write_csv(csv, &ds, vs, nv);
         if (rc == EXIT_OK && params) rc = write_params(params, &ds, vs, nv, calibrate);
+        if (rc == EXIT_OK && js.n && (fwrite(js.p, 1, js.n, stdout) != js.n || fflush(stdout)))
+            rc = cli_usage("stdout: I/O error");
     }
     free(js.p);
     for (size_t j = 0; j < nv; j++) {
