@@ -492,11 +492,25 @@ for f in "$T/out" "$T/gemm_utf8_params.json"; do
     [ -z "$why" ] && ! python3 -c 'import json, sys
 text = open(sys.argv[1], "rb").read().decode("utf-8")
 d = json.loads(text)
-assert "te\ufffdst:a" in text and "x" * 62 + "\ufffd" in text' "$f" 2>/dev/null &&
-        why="$(basename "$f"): not valid UTF-8 JSON with the bad bytes as U+FFFD"
+assert "te\ufffdst:a" in text and "|" + "x" * 62 + "\"" in text' "$f" 2>/dev/null &&
+        why="$(basename "$f"): not valid UTF-8 JSON with the bad bytes as U+FFFD and the cut character dropped"
 done
 [ -z "$why" ]
 report $? "validate-gemm-latency --format json: invalid UTF-8 in a CSV's source gives valid JSON" "$why"
+
+# The 63-byte source tag ends inside the "é": the table and the per-row CSV
+# drop the partial character instead of printing half of it.
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_utf8" --output-csv "$T/gemm_utf8_rows.csv"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import sys
+long = b"|" + b"x" * 62
+table, rows = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+assert long + b"=" in table and long + b"\xc3" not in table
+assert long + b"\n" in rows and long + b"\xc3" not in rows' "$T/out" "$T/gemm_utf8_rows.csv" 2>/dev/null &&
+    why="half of the cut character in the table or the CSV"
+[ -z "$why" ]
+report $? "validate-gemm-latency: a source tag cut at 63 bytes ends on a whole UTF-8 character" "$why"
 
 mkdir -p "$T/gemm_empty"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"

@@ -145,6 +145,19 @@ static int parse_i64(const char *s, int64_t *v)
     return 0;
 }
 
+/* A copy cut at a fixed size may end inside a UTF-8 character: drop that
+ * incomplete tail, so a valid source column gives valid group names in the
+ * table and CSV outputs too (the JSON ones mend any bad bytes anyway). */
+static void utf8_drop_cut_tail(char *s)
+{
+    size_t n = strlen(s), i = n;
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) i--;
+    if (i == 0) return;
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    if (n - (i - 1) < want) s[i - 1] = '\0';
+}
+
 static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
 {
     opm_csv in;
@@ -195,6 +208,7 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         char key[96], tag[64] = "";
         if (col[COL_SOURCE] >= 0 && col[COL_SOURCE] < nf) {
             opm_strlcpy(tag, fld[col[COL_SOURCE]], sizeof tag);
+            if (strlen(fld[col[COL_SOURCE]]) >= sizeof tag) utf8_drop_cut_tail(tag);
             char *slash = strchr(tag, '/');
             if (slash) *slash = '\0';
         }
