@@ -516,6 +516,27 @@ mkdir -p "$T/gemm_empty"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"
 fails_cleanly "validate-gemm-latency on an empty directory exits 2 with one line" "csv files under"
 
+# A hardware column naming a description file by a long path: one hardware
+# (and one group) however many rows name it, the path kept whole.
+long_dir="$T/$(printf 'd%.0s' $(seq 80))"
+mkdir -p "$long_dir" "$T/gemm_longhw"
+cp configs/hardware/p4.yaml "$long_dir/p4.yaml"
+{
+    echo "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source"
+    for m in 1 2 4 8 16 4096; do
+        printf '%s,fp32,1,%s,64,64,0,0,0,%s,src/x\n' "$long_dir/p4.yaml" "$m" "$((30 + m))"
+    done
+} >"$T/gemm_longhw/rows.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_longhw" --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert list(d["by_hardware"]) == [sys.argv[2]] and list(d["fixed_overhead_us"]) == [sys.argv[2] + "|src"]' \
+    "$T/out" "$long_dir/p4.yaml" 2>/dev/null && why="by_hardware / groups: $(head -c 300 "$T/out")"
+[ -z "$why" ]
+report $? "validate-gemm-latency: a hardware given by a long path is one hardware and one group" "$why"
+
 # An output file that cannot be written: one error line and no report on
 # stdout, in both formats and with either file.
 for fmt in table json; do

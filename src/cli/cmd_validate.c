@@ -140,7 +140,8 @@ static int write_csv(const char *path, const opm_gemm_dataset *ds, const opm_gem
         }
         fprintf(f, ",%s\n", ds->group_names[r->group]);
     }
-    if (fclose(f)) return cli_usage("--output-csv: cannot write '%s'", path);
+    int bad = ferror(f);
+    if (fclose(f) || bad) return cli_usage("--output-csv: cannot write '%s'", path);
     return EXIT_OK;
 }
 

@@ -52,7 +52,8 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
         double r_l2 = isinf(h->l2_bw) ? HUGE_VAL : mind(mind(h->l2_bw, sms * h->l2_port_sm), inflight / h->lat_l2_s);
         double r_dram = mind(h->hbm_bw, inflight / lat);
         double t_l2 = frac * e->l2_read / r_l2;
-        double t_d = frac * e->dram_read_eq / r_dram;
+        /* Concurrency limits the byte rate; the activations' time is fixed. */
+        double t_d = frac * maxd(e->dram_read / r_dram, e->dram_read_eq / h->hbm_bw);
         double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
         double store = frac * e->l2_write;
         double t_store = opm_gemm_store_s(h, store, w);
@@ -74,8 +75,8 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
             e->dominant_tail = w;
             double l2_raw = isinf(h->l2_bw) ? HUGE_VAL : mind(h->l2_bw, sms * h->l2_port_sm);
             const double raw[GEMM_RES_COUNT] = {h->flops_per_s_sm * sms, h->smem_bw_sm * sms, l2_raw, h->hbm_bw};
-            /* DRAM delivers the read bytes at r_dram, slowed by row activations. */
-            double r_dram_act = e->dram_read_eq > 0 ? r_dram * e->dram_read / e->dram_read_eq : r_dram;
+            /* The rate the read bytes move at, row activations included. */
+            double r_dram_act = t_d > 0 ? frac * e->dram_read / t_d : r_dram;
             const double eff[GEMM_RES_COUNT] = {r_math * sms, h->smem_bw_sm * sms, r_l2, r_dram_act};
             const double ph[GEMM_RES_COUNT] = {t_c, t_s, t_l2, t_d + t_store};
             for (int r = 0; r < GEMM_RES_COUNT; r++) {

@@ -387,11 +387,14 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     e->dram_acts = 0;
     e->dram_read_eq = bias;
     for (int o = 0; o < 2; o++) {
+        /* Bytes one activation serves: the piece, or the rows of it one
+         * DRAM row holds, never more than the row. */
         double acts = piece[o] > 0 && stride[o] > 0
-                          ? first[o] / (piece[o] * maxd(1.0, DRAM_PAGE_BYTES / stride[o])) : 0;
+                          ? first[o] / mind(DRAM_PAGE_BYTES, piece[o] * maxd(1.0, DRAM_PAGE_BYTES / stride[o])) : 0;
         e->dram_acts += acts;
         e->dram_read_eq += maxd(bytes[o], acts * h->hbm_act_s * h->hbm_bw);
     }
+    e->act_bound = e->dram_read_eq > e->dram_read * (1 + GEMM_TIE_FRAC);
     e->dram_write = pb->batch * pb->m * pb->n * pb->c_bytes;
     e->l2_write = e->dram_write * (split > 1 ? 4.0 * split / pb->c_bytes : 1.0);
     e->smem_bytes = e->l2_read + e->tiles * e->kiters * warp_smem_reads(pb, k);
@@ -828,6 +831,9 @@ static void conv_gemm(const conv_shape *cs, int which, gemm_problem *pb)
         pb->c_bytes = cs->w_b;
         pb->a_unique = lo_all;
         pb->b_unique = hi_all;
+        /* dY is stored pixel-major (the layout fprop's K-contiguous A
+         * implies): as the [C_lo, pixels] operand it is M-contiguous. */
+        pb->trans_a = 1;
     }
 }
 
@@ -842,6 +848,7 @@ static void eval_add(gemm_eval *e, const gemm_eval *o)
     e->dram_read += o->dram_read;
     e->dram_read_eq += o->dram_read_eq;
     e->dram_acts += o->dram_acts;
+    e->act_bound |= o->act_bound;
     e->dram_write += o->dram_write;
     e->l2_read += o->l2_read;
     e->l2_write += o->l2_write;
@@ -874,7 +881,7 @@ typedef struct gemm_extra {
     double zero_bytes;          /* written by a memset, not a GEMM */
 } gemm_extra;
 
-/* ---- diagnostics: at most 2 + 9 + 4 + 10 + 3 = 28 of OPM_MAX_DIAGS (32) ---- */
+/* ---- diagnostics: at most 2 + 10 + 4 + 10 + 3 = 29 of OPM_MAX_DIAGS (32) ---- */
 
 /* The kernel and its occupancy (both models). */
 static void put_kernel_diags(opm_profile *p, const gemm_eval *e)
@@ -1061,15 +1068,17 @@ static void put_findings(opm_profile *p, const gemm_eval *e)
 {
     char findings[64] = "";
     size_t fl = 0;
-    /* dram_activations: row activations, not bytes, set the DRAM read time. */
-    const char *f[6] = {e->waves >= 1 && e->wave_eff < 0.75 ? "wave_quantization" : NULL,
+    /* dram_activations: row activations, not bytes, set the DRAM read
+     * time.  The text holds 63 bytes: findings that do not fit are left
+     * out, so the ones about what limits the kernel come first. */
+    const char *f[6] = {e->power_limited ? "power_capped" : NULL,
+                        e->act_bound ? "dram_activations" : NULL,
+                        e->waves >= 1 && e->wave_eff < 0.75 ? "wave_quantization" : NULL,
                         e->tile_eff < 0.8 ? "edge_tile_waste" : NULL,
                         e->exposed_latency ? "exposed_latency" : NULL,
-                        e->ctas_per_sm * e->kern.warps < 2 * WARPS_FOR_PEAK ? "low_occupancy" : NULL,
-                        e->power_limited ? "power_capped" : NULL,
-                        e->dram_read_eq > e->dram_read * (1 + GEMM_TIE_FRAC) ? "dram_activations" : NULL};
+                        e->ctas_per_sm * e->kern.warps < 2 * WARPS_FOR_PEAK ? "low_occupancy" : NULL};
     for (int i = 0; i < 6; i++)
-        if (f[i] && fl + strlen(f[i]) + 2 < sizeof findings) {
+        if (f[i] && fl + (fl > 0) + strlen(f[i]) < sizeof findings) {
             if (fl) put_str(findings, sizeof findings, &fl, ",");
             put_str(findings, sizeof findings, &fl, f[i]);
         }

@@ -88,6 +88,7 @@ typedef struct gemm_eval {
      * at the reached bandwidth take as long as the reads do: each
      * operand's bytes, or its activations' time where that is longer. */
     double dram_acts, dram_read_eq;
+    int act_bound;                       /* activations lengthen some kernel's DRAM reads */
     double t_compute, t_smem, t_l2, t_dram, t_latency;  /* summed over waves */
     double t_prologue, t_epilogue, t_reduce;
     double body_s;                       /* latency without the fixed overhead */

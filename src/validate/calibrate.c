@@ -239,7 +239,7 @@ static int no_rows_error(const reader *rd, const char *data, opm_error *err)
  * validation's predictor. */
 static int bodies(const cal_set *s, opm_hardware *hw, const char *model, int hints, double *out, opm_error *err)
 {
-    char name[1][64] = {{0}};
+    char empty[1] = "", *name[1] = {empty};
     opm_gemm_dataset view;
     memset(&view, 0, sizeof view);
     view.rows = s->rows;

@@ -65,31 +65,34 @@ int opm_gemm_size_class(double batch, double m, double n, double k)
 
 /* ---- loading ---- */
 
-static int intern(char (**names)[96], size_t *n, const char *s, int *is_new)
+/* Index of s in names[0..n), appended (a copy) when absent; -1 when out of
+ * memory.  Names are kept whole: a hardware given as a long file path is
+ * one entry however many rows name it. */
+static int intern(char ***names, size_t *n, const char *s, int *is_new)
 {
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*names)[i], s) == 0) { *is_new = 0; return (int)i; }
-    char (*t)[96] = realloc(*names, (*n + 1) * sizeof *t);
+    char **t = realloc(*names, (*n + 1) * sizeof *t);
     if (!t) return -1;
     *names = t;
-    opm_strlcpy(t[*n], s, sizeof t[*n]);
+    size_t len = strlen(s) + 1;
+    if (!(t[*n] = malloc(len))) return -1;
+    memcpy(t[*n], s, len);
     *is_new = 1;
     return (int)(*n)++;
 }
 
 static int hw_index(opm_gemm_dataset *ds, const char *name)
 {
-    for (size_t i = 0; i < ds->n_hw; i++)
-        if (strcmp(ds->hw_names[i], name) == 0) return (int)i;
-    char (*t)[64] = realloc(ds->hw_names, (ds->n_hw + 1) * sizeof *t);
-    if (!t) return -2;
-    ds->hw_names = t;
-    opm_hardware **h = realloc(ds->hw, (ds->n_hw + 1) * sizeof *h);
+    size_t n = ds->n_hw;
+    int is_new;
+    opm_hardware **h = realloc(ds->hw, (n + 1) * sizeof *h);
     if (!h) return -2;
     ds->hw = h;
-    opm_strlcpy(t[ds->n_hw], name, sizeof t[ds->n_hw]);
-    ds->hw[ds->n_hw] = opm_hardware_open(name, NULL);
-    return (int)ds->n_hw++;
+    int i = intern(&ds->hw_names, &n, name, &is_new);
+    if (i < 0) return -2;
+    if (is_new) ds->hw[ds->n_hw++] = opm_hardware_open(name, NULL);
+    return i;
 }
 
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_SOURCE, COL_KERNEL,
@@ -205,16 +208,22 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         r.hw = hw_index(ds, fld[col[COL_HW]]);
         if (r.hw == -2) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
         if (!ds->hw[r.hw]) { ds->rows_unknown_hw++; continue; }
-        char key[96], tag[64] = "";
+        char tag[64] = "";
         if (col[COL_SOURCE] >= 0 && col[COL_SOURCE] < nf) {
             opm_strlcpy(tag, fld[col[COL_SOURCE]], sizeof tag);
             if (strlen(fld[col[COL_SOURCE]]) >= sizeof tag) utf8_drop_cut_tail(tag);
             char *slash = strchr(tag, '/');
             if (slash) *slash = '\0';
         }
-        snprintf(key, sizeof key, "%s|%s", ds->hw_names[r.hw], tag);
+        size_t hl = strlen(ds->hw_names[r.hw]), tl = strlen(tag);
+        char *key = malloc(hl + tl + 2);
+        if (!key) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
+        memcpy(key, ds->hw_names[r.hw], hl);
+        key[hl] = '|';
+        memcpy(key + hl + 1, tag, tl + 1);
         int is_new;
         r.group = intern(&ds->group_names, &ds->n_groups, key, &is_new);
+        free(key);
         if (r.group < 0) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
         if (is_new) {
             int *g = realloc(ds->group_hw, ds->n_groups * sizeof *g);
@@ -257,10 +266,14 @@ int opm_gemm_dataset_load(const char *dir, opm_gemm_dataset *ds, opm_error *err)
 
 void opm_gemm_dataset_free(opm_gemm_dataset *ds)
 {
-    for (size_t i = 0; i < ds->n_hw; i++) opm_hardware_free(ds->hw[i]);
+    for (size_t i = 0; i < ds->n_hw; i++) {
+        opm_hardware_free(ds->hw[i]);
+        free(ds->hw_names[i]);
+    }
     free(ds->hw);
     free(ds->hw_names);
     free(ds->rows);
+    for (size_t g = 0; g < ds->n_groups; g++) free(ds->group_names[g]);
     free(ds->group_names);
     free(ds->group_hw);
     memset(ds, 0, sizeof *ds);

@@ -44,10 +44,10 @@ typedef struct opm_gemm_dataset {
     size_t rows_unknown_hw;      /* rows whose hardware could not be opened (skipped) */
     size_t rows_bad;             /* rows with an unparsable field (skipped) */
     size_t n_hw;
-    char (*hw_names)[64];
+    char **hw_names;             /* as the rows give them (owned) */
     opm_hardware **hw;           /* opened hardware, NULL for unknown names */
     size_t n_groups;
-    char (*group_names)[96];     /* "hardware|source tag" */
+    char **group_names;          /* "hardware|source tag" (owned) */
     int *group_hw;
 } opm_gemm_dataset;
 
