@@ -377,9 +377,12 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
      * lie closer than a matrix row: by the tensor's share of the matrix
      * bytes (one pixel's channels apart for a stride-1 conv). */
     double piece[2], stride[2];
-    piece[0] = (pb->trans_a ? mind(k->tm, pb->m) : mind(ks, k->tk)) * pb->a_bytes;
+    /* A CTA keeps stages − 1 K tiles in flight: its reads of successive
+     * pieces of a row go out together and share the row's activation. */
+    double kin = mind(ks, k->tk * (k->stages > 2 ? k->stages - 1 : 1));
+    piece[0] = (pb->trans_a ? mind(k->tm, pb->m) : kin) * pb->a_bytes;
     stride[0] = (pb->trans_a ? pb->m : pb->k) * pb->a_bytes * (a_all > 0 ? a_first / a_all : 1);
-    piece[1] = (pb->trans_b ? mind(ks, k->tk) : mind(k->tn, pb->n)) * pb->b_bytes;
+    piece[1] = (pb->trans_b ? kin : mind(k->tn, pb->n)) * pb->b_bytes;
     stride[1] = (pb->trans_b ? pb->k : pb->n) * pb->b_bytes * (b_all > 0 ? b_first / b_all : 1);
     const double first[2] = {a_first, b_first};
     /* dram is at least the first touch; any excess over the two operands' bytes goes with A. */

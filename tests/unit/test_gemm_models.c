@@ -1212,3 +1212,41 @@ Test(gemm_models, dram_row_activations_rates_and_backward)
     }
     opm_hardware_free(hw);
 }
+
+/* A tensor-core kernel keeps stages − 1 K tiles of a row in flight, so its
+ * pieces are that many K tiles long: a decode GEMV whose weight is stored
+ * K-contiguous (x · Wᵀ, bf16 on h100_sxm, 4 stages) is not activation-bound
+ * and costs what the N-contiguous layout costs; a 2-stage SIMT tile of the
+ * same layout is bound. */
+Test(gemm_models, pipelined_pieces_share_activations)
+{
+    opm_hardware *hw = hw_named("h100_sxm");
+    for (int mi = 0; mi < 2; mi++)
+        for (int64_t m = 1; m <= 16; m *= 16) {
+            char js[256];
+            snprintf(js, sizeof js,
+                     "{\"kind\": \"gemm\", \"m\": %lld, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\", \"transpose_b\": true}",
+                     (long long)m);
+            opm_error err;
+            opm_op *kc = opm_op_parse_string(js, strlen(js), OPM_FORMAT_JSON, "test", 1, &err);
+            cr_assert_not_null(kc, "%s", err.message);
+            opm_op *nc = gemm(1, m, 4096, 4096, OPM_BF16);
+            opm_op *both[2] = {kc, nc};
+            for (int i = 0; i < 2; i++) {
+                set_tile(both[i], 64, 64, 32, 4, 32, 32, 1);
+                cr_assert_eq(opm_op_set_int(both[i], "pipeline_stages", 4, NULL), 0);
+            }
+            opm_profile a = run(both_models[mi], kc, hw), b = run(both_models[mi], nc, hw);
+            cr_assert(strstr(diag_text(&a, "findings"), "dram_activations") == NULL, "%s m=%lld: %s", both_models[mi],
+                      (long long)m, diag_text(&a, "findings"));
+            assert_rel(a.latency_s, b.latency_s, 0.05, both_models[mi]);
+            /* Two stages: one 64-byte piece per activation, 1.75x the bytes' datasheet time. */
+            cr_assert_eq(opm_op_set_int(kc, "pipeline_stages", 2, NULL), 0);
+            opm_profile c = run(both_models[mi], kc, hw);
+            cr_assert(strstr(diag_text(&c, "findings"), "dram_activations") != NULL, "%s m=%lld: %s", both_models[mi],
+                      (long long)m, diag_text(&c, "findings"));
+            opm_op_free(kc);
+            opm_op_free(nc);
+        }
+    opm_hardware_free(hw);
+}
