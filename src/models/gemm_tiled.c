@@ -391,9 +391,13 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     e->dram_read_eq = bias;
     for (int o = 0; o < 2; o++) {
         /* Bytes one activation serves: the piece, or the rows of it one
-         * DRAM row holds, never more than the row. */
-        double acts = piece[o] > 0 && stride[o] > 0
-                          ? first[o] / mind(DRAM_PAGE_BYTES, piece[o] * maxd(1.0, DRAM_PAGE_BYTES / stride[o])) : 0;
+         * DRAM row holds, never more than the row.  Sub-byte (packed int4 /
+         * fp4) operands are repacked offline into the kernel's tile order
+         * (GPTQ/AWQ/Marlin-style layouts), so their reads fill whole rows. */
+        double elem = o ? pb->b_bytes : pb->a_bytes;
+        double bpa = elem < 1 ? DRAM_PAGE_BYTES
+                              : mind(DRAM_PAGE_BYTES, piece[o] * maxd(1.0, DRAM_PAGE_BYTES / stride[o]));
+        double acts = piece[o] > 0 && stride[o] > 0 ? first[o] / bpa : 0;
         e->dram_acts += acts;
         e->dram_read_eq += maxd(bytes[o], acts * h->hbm_act_s * h->hbm_bw);
     }

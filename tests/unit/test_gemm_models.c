@@ -1250,3 +1250,28 @@ Test(gemm_models, pipelined_pieces_share_activations)
         }
     opm_hardware_free(hw);
 }
+
+/* Packed sub-byte weights (int4 here) are repacked offline into the
+ * kernel's tile order, so their reads fill whole DRAM rows: a W4A16 decode
+ * GEMM is not activation-bound even though its 128-column int4 tile rows
+ * are only 64 bytes; the same GEMM with bf16 weights has 256-byte rows. */
+Test(gemm_models, packed_weights_fill_dram_rows)
+{
+    opm_hardware *hw = hw_named("h100_sxm");
+    static const char js[] = "{\"kind\": \"gemm\", \"m\": 16, \"n\": 4096, \"k\": 14336, \"dtype\": \"bf16\","
+                             " \"weight_dtype\": \"int4\", \"weight_group_size\": 128, \"weight_zero_point\": true}";
+    opm_error err;
+    opm_op *op = opm_op_parse_string(js, strlen(js), OPM_FORMAT_JSON, "test", 1, &err);
+    cr_assert_not_null(op, "%s", err.message);
+    for (int mi = 0; mi < 2; mi++) {
+        opm_profile p = run(both_models[mi], op, hw);
+        cr_assert(strstr(diag_text(&p, "findings"), "dram_activations") == NULL, "%s: %s", both_models[mi],
+                  diag_text(&p, "findings"));
+        /* The weight (with its scales and zero points, ~0.52 bytes an
+         * element) opens one DRAM row per KiB; A's bf16 rows at most one per
+         * 32 bytes.  Tile-row pieces would be ~476,000. */
+        cr_assert_leq(diag_num(&p, "dram_row_activations"), 14336.0 * 4096 * 0.52 / 1024 + 16.0 * 14336 * 2 / 32);
+    }
+    opm_op_free(op);
+    opm_hardware_free(hw);
+}
