@@ -327,13 +327,10 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
      * every wave re-reads the panels it touches (tiles raster along N).  An
      * implicit GEMM's first touch is the tensor, not its im2col matrix: the
      * overlapping taps are L2 hits while reuse holds. */
-    double unique = (pb->a_unique > 0 ? mind(pb->a_unique, a_all) : a_all) +
-                    (pb->b_unique > 0 ? mind(pb->b_unique, b_all) : b_all);
-    double dram = unique;
     double a_first = pb->a_unique > 0 ? mind(pb->a_unique, a_all) : a_all;
     double b_first = pb->b_unique > 0 ? mind(pb->b_unique, b_all) : b_all;
     double a_dram = a_first, b_dram = b_first;
-    if (unique > L2_USABLE * h->l2_size) {
+    if (a_first + b_first > L2_USABLE * h->l2_size) {
         /* The A and B panels one wave touches, full waves and tail. */
         double wa[2] = {0, 0}, wb[2] = {0, 0};
         for (int w = 0; w < 2; w++) {
@@ -360,12 +357,12 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
          * GEMMs run at 0.7 of the tensor peak, 2.5x what per-CTA DRAM
          * streams of their tiles allow). */
         int shared = h->tensor || wa[0] + wb[0] <= L2_USABLE * h->l2_size;
+        /* Both are at least the first touch: a_wave, a_l2 ≥ a_all ≥ a_first. */
         a_dram = shared || pb->trans_a ? a_wave : a_l2;
         b_dram = shared || !pb->trans_b ? b_wave : b_l2;
-        dram = maxd(unique, a_dram + b_dram);
     }
     double bias = pb->bias ? pb->n * pb->c_bytes : 0;
-    e->dram_read = dram + bias;
+    e->dram_read = a_dram + b_dram + bias;
     /* DRAM row activations.  Per K step a CTA reads, of each tile row of a
      * K-contiguous operand, a piece of tk elements (of an M/N-contiguous
      * one, a piece of the tile's extent), and the matrix rows lie a whole
@@ -384,9 +381,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     stride[0] = (pb->trans_a ? pb->m : pb->k) * pb->a_bytes * (a_all > 0 ? a_first / a_all : 1);
     piece[1] = (pb->trans_b ? kin : mind(k->tn, pb->n)) * pb->b_bytes;
     stride[1] = (pb->trans_b ? pb->k : pb->n) * pb->b_bytes * (b_all > 0 ? b_first / b_all : 1);
-    const double first[2] = {a_first, b_first};
-    /* dram is at least the first touch; any excess over the two operands' bytes goes with A. */
-    const double bytes[2] = {a_dram + (dram - a_dram - b_dram), b_dram};
+    const double first[2] = {a_first, b_first}, bytes[2] = {a_dram, b_dram};
     e->dram_acts = 0;
     e->dram_read_eq = bias;
     for (int o = 0; o < 2; o++) {
