@@ -95,6 +95,28 @@ static int hw_index(opm_gemm_dataset *ds, const char *name)
     return i;
 }
 
+/* The group "hardware|tag" of hardware hw: found by (hw, tag), so the key
+ * is built only for a new group; -1 when out of memory. */
+static int group_index(opm_gemm_dataset *ds, int hw, const char *tag)
+{
+    size_t hl = strlen(ds->hw_names[hw]);
+    for (size_t g = 0; g < ds->n_groups; g++)
+        if (ds->group_hw[g] == hw && strcmp(ds->group_names[g] + hl + 1, tag) == 0) return (int)g;
+    int *gh = realloc(ds->group_hw, (ds->n_groups + 1) * sizeof *gh);
+    if (!gh) return -1;
+    ds->group_hw = gh;
+    size_t tl = strlen(tag);
+    char *key = malloc(hl + tl + 2);
+    if (!key) return -1;
+    memcpy(key, ds->hw_names[hw], hl);
+    key[hl] = '|';
+    memcpy(key + hl + 1, tag, tl + 1);
+    int is_new, g = intern(&ds->group_names, &ds->n_groups, key, &is_new);
+    free(key);
+    if (g >= 0) gh[g] = hw;
+    return g;
+}
+
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_SOURCE, COL_KERNEL,
        COL_CLOCK, NCOL };
 static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
@@ -215,22 +237,8 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
             char *slash = strchr(tag, '/');
             if (slash) *slash = '\0';
         }
-        size_t hl = strlen(ds->hw_names[r.hw]), tl = strlen(tag);
-        char *key = malloc(hl + tl + 2);
-        if (!key) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-        memcpy(key, ds->hw_names[r.hw], hl);
-        key[hl] = '|';
-        memcpy(key + hl + 1, tag, tl + 1);
-        int is_new;
-        r.group = intern(&ds->group_names, &ds->n_groups, key, &is_new);
-        free(key);
+        r.group = group_index(ds, r.hw, tag);
         if (r.group < 0) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-        if (is_new) {
-            int *g = realloc(ds->group_hw, ds->n_groups * sizeof *g);
-            if (!g) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-            ds->group_hw = g;
-            g[r.group] = r.hw;
-        }
         if (ds->n_rows == ds->cap) {
             size_t nc = ds->cap ? 2 * ds->cap : 1024;
             opm_gemm_row *t = realloc(ds->rows, nc * sizeof *t);
