@@ -124,25 +124,25 @@ static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_
 
 static int write_csv(const char *path, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return cli_usage("--output-csv: cannot write '%s'", path);
-    fprintf(f, "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,class,calibration,measured_us");
-    for (size_t j = 0; j < nv; j++) fprintf(f, ",%s_us", vs[j].model);
-    fprintf(f, ",group\n");
+    strbuf b = {0};
+    sb_puts(&b, "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,class,calibration,measured_us");
+    for (size_t j = 0; j < nv; j++) sb_printf(&b, ",%s_us", vs[j].model);
+    sb_puts(&b, ",group\n");
     for (size_t i = 0; i < ds->n_rows; i++) {
         const opm_gemm_row *r = &ds->rows[i];
-        fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%d,%d,%d,%s,%d,%.4f", ds->hw_names[r->hw], opm_dtype_name(r->dtype),
-                (long long)r->batch, (long long)r->m, (long long)r->n, (long long)r->k, r->ta, r->tb, r->bias,
-                opm_gemm_class_names[r->cls], vs[0].is_cal[i], r->latency_s * 1e6);
+        sb_printf(&b, "%s,%s,%lld,%lld,%lld,%lld,%d,%d,%d,%s,%d,%.4f", ds->hw_names[r->hw], opm_dtype_name(r->dtype),
+                  (long long)r->batch, (long long)r->m, (long long)r->n, (long long)r->k, r->ta, r->tb, r->bias,
+                  opm_gemm_class_names[r->cls], vs[0].is_cal[i], r->latency_s * 1e6);
         for (size_t j = 0; j < nv; j++) {
-            if (isnan(vs[j].pred_s[i])) fprintf(f, ",");
-            else fprintf(f, ",%.4f", vs[j].pred_s[i] * 1e6);
+            if (isnan(vs[j].pred_s[i])) sb_putc(&b, ',');
+            else sb_printf(&b, ",%.4f", vs[j].pred_s[i] * 1e6);
         }
-        fprintf(f, ",%s\n", ds->group_names[r->group]);
+        sb_printf(&b, ",%s\n", ds->group_names[r->group]);
     }
-    int bad = ferror(f);
-    if (fclose(f) || bad) return cli_usage("--output-csv: cannot write '%s'", path);
-    return EXIT_OK;
+    /* Built whole, like the parameters: a failed write leaves no partial file. */
+    int rc = b.oom ? cli_usage("out of memory") : cli_write_text("--output-csv", path, b.p, b.n);
+    free(b.p);
+    return rc;
 }
 
 static int write_params(const char *path, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv,
