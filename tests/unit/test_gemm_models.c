@@ -44,6 +44,14 @@ static opm_profile run(const char *model, const opm_op *op, const opm_hardware *
     return p;
 }
 
+static opm_op *parse_op(const char *json)
+{
+    opm_error err;
+    opm_op *op = opm_op_parse_string(json, strlen(json), OPM_FORMAT_JSON, "test", 1, &err);
+    cr_assert_not_null(op, "%s: %s", json, err.message);
+    return op;
+}
+
 static opm_op *gemm(int64_t batch, int64_t m, int64_t n, int64_t k, opm_dtype dt)
 {
     opm_error err;
@@ -68,6 +76,12 @@ static const char *diag_text(const opm_profile *p, const char *key)
     const opm_diag *d = opm_profile_diag(p, key);
     cr_assert_not_null(d, "no diagnostic %s", key);
     return d->text;
+}
+
+/* The findings diagnostic names finding f. */
+static int has_finding(const opm_profile *p, const char *f)
+{
+    return strstr(diag_text(p, "findings"), f) != NULL;
 }
 
 static double diag_num(const opm_profile *p, const char *key)
@@ -221,20 +235,17 @@ Test(gemm_models, dram_row_activations)
     for (int mi = 0; mi < 2; mi++) {
         opm_op *op = gemm(1, 65536, 64, 4096, OPM_FP32);
         set_tile(op, 64, 64, 8, 2, 32, 64, 1);
-        static const char ta[] = "{\"kind\": \"gemm\", \"m\": 65536, \"n\": 64, \"k\": 4096, \"dtype\": \"fp32\","
-                                 " \"transpose_a\": true}";
-        opm_error err;
-        opm_op *opt = opm_op_parse_string(ta, strlen(ta), OPM_FORMAT_JSON, "test", 1, &err);
-        cr_assert_not_null(opt, "%s", err.message);
+        opm_op *opt = parse_op("{\"kind\": \"gemm\", \"m\": 65536, \"n\": 64, \"k\": 4096, \"dtype\": \"fp32\","
+                               " \"transpose_a\": true}");
         set_tile(opt, 64, 64, 8, 2, 32, 64, 1);
         opm_profile p = run(both_models[mi], op, hw);
         cr_assert_geq(p.latency_s, a_big / 32 * DRAM_ACT_BYTES / 1555e9, "%s", both_models[mi]);
-        cr_assert(strstr(diag_text(&p, "findings"), "dram_activations") != NULL, "%s: %s", both_models[mi],
+        cr_assert(has_finding(&p, "dram_activations"), "%s: %s", both_models[mi],
                   diag_text(&p, "findings"));
         cr_assert_float_eq(diag_num(&p, "dram_row_activations"), a_big / 32 + b_big / 1024, 1e-3);
         opm_profile q = run(both_models[mi], opt, hw);
         cr_assert_lt(q.latency_s, p.latency_s, "%s", both_models[mi]);
-        cr_assert(strstr(diag_text(&q, "findings"), "dram_activations") == NULL, "%s: %s", both_models[mi],
+        cr_assert(!has_finding(&q, "dram_activations"), "%s: %s", both_models[mi],
                   diag_text(&q, "findings"));
         opm_op_free(op);
         opm_op_free(opt);
@@ -571,7 +582,7 @@ Test(gemm_models, power_cap_binds_on_t4)
     for (int mi = 0; mi < 2; mi++) {
         opm_profile p = run(mi ? "effective_roofline" : "extended_roofline", op, hw);
         cr_assert_str_eq(diag_text(&p, "limiting_resource"), "power_limited");
-        cr_assert(strstr(diag_text(&p, "findings"), "power_capped") != NULL);
+        cr_assert(has_finding(&p, "power_capped"));
         cr_assert_eq(p.bound, OPM_BOUND_COMPUTE);
         double energy = (double)p.flops * 1.911e-11 + hbm_bytes(&p) * 6.0e-11;
         cr_assert_float_eq(p.latency_s * 70, energy, energy * 1e-9);
@@ -714,13 +725,6 @@ Test(gemm_models, effective_diagnostics)
 /* ---- grouped_gemm and conv as implicit GEMM ---- */
 
 
-static opm_op *parse_op(const char *json)
-{
-    opm_error err;
-    opm_op *op = opm_op_parse_string(json, strlen(json), OPM_FORMAT_JSON, "test", 1, &err);
-    cr_assert_not_null(op, "%s: %s", json, err.message);
-    return op;
-}
 
 /* grouped_gemm short form: G groups of m rows in total (split evenly). */
 static opm_op *grouped(int64_t groups, int64_t m, int64_t n, int64_t k, const char *dtype)
@@ -1227,9 +1231,7 @@ Test(gemm_models, pipelined_pieces_share_activations)
             snprintf(js, sizeof js,
                      "{\"kind\": \"gemm\", \"m\": %lld, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\", \"transpose_b\": true}",
                      (long long)m);
-            opm_error err;
-            opm_op *kc = opm_op_parse_string(js, strlen(js), OPM_FORMAT_JSON, "test", 1, &err);
-            cr_assert_not_null(kc, "%s", err.message);
+            opm_op *kc = parse_op(js);
             opm_op *nc = gemm(1, m, 4096, 4096, OPM_BF16);
             opm_op *both[2] = {kc, nc};
             for (int i = 0; i < 2; i++) {
@@ -1237,13 +1239,13 @@ Test(gemm_models, pipelined_pieces_share_activations)
                 cr_assert_eq(opm_op_set_int(both[i], "pipeline_stages", 4, NULL), 0);
             }
             opm_profile a = run(both_models[mi], kc, hw), b = run(both_models[mi], nc, hw);
-            cr_assert(strstr(diag_text(&a, "findings"), "dram_activations") == NULL, "%s m=%lld: %s", both_models[mi],
+            cr_assert(!has_finding(&a, "dram_activations"), "%s m=%lld: %s", both_models[mi],
                       (long long)m, diag_text(&a, "findings"));
             assert_rel(a.latency_s, b.latency_s, 0.05, both_models[mi]);
             /* Two stages: one 64-byte piece per activation, 1.75x the bytes' datasheet time. */
             cr_assert_eq(opm_op_set_int(kc, "pipeline_stages", 2, NULL), 0);
             opm_profile c = run(both_models[mi], kc, hw);
-            cr_assert(strstr(diag_text(&c, "findings"), "dram_activations") != NULL, "%s m=%lld: %s", both_models[mi],
+            cr_assert(has_finding(&c, "dram_activations"), "%s m=%lld: %s", both_models[mi],
                       (long long)m, diag_text(&c, "findings"));
             opm_op_free(kc);
             opm_op_free(nc);
@@ -1258,14 +1260,11 @@ Test(gemm_models, pipelined_pieces_share_activations)
 Test(gemm_models, packed_weights_fill_dram_rows)
 {
     opm_hardware *hw = hw_named("h100_sxm");
-    static const char js[] = "{\"kind\": \"gemm\", \"m\": 16, \"n\": 4096, \"k\": 14336, \"dtype\": \"bf16\","
-                             " \"weight_dtype\": \"int4\", \"weight_group_size\": 128, \"weight_zero_point\": true}";
-    opm_error err;
-    opm_op *op = opm_op_parse_string(js, strlen(js), OPM_FORMAT_JSON, "test", 1, &err);
-    cr_assert_not_null(op, "%s", err.message);
+    opm_op *op = parse_op("{\"kind\": \"gemm\", \"m\": 16, \"n\": 4096, \"k\": 14336, \"dtype\": \"bf16\","
+                          " \"weight_dtype\": \"int4\", \"weight_group_size\": 128, \"weight_zero_point\": true}");
     for (int mi = 0; mi < 2; mi++) {
         opm_profile p = run(both_models[mi], op, hw);
-        cr_assert(strstr(diag_text(&p, "findings"), "dram_activations") == NULL, "%s: %s", both_models[mi],
+        cr_assert(!has_finding(&p, "dram_activations"), "%s: %s", both_models[mi],
                   diag_text(&p, "findings"));
         /* The weight (with its scales and zero points, ~0.52 bytes an
          * element) opens one DRAM row per KiB; A's bf16 rows at most one per
