@@ -512,6 +512,30 @@ assert long + b"\n" in rows and long + b"\xc3" not in rows' "$T/out" "$T/gemm_ut
 [ -z "$why" ]
 report $? "validate-gemm-latency: a source tag cut at 63 bytes ends on a whole UTF-8 character" "$why"
 
+# threads_per_cta, the recorded launch block, sets the kernel's warps: the
+# same one-CTA-per-SM row on volta_sgemm_128x32_nn is predicted faster with
+# its 256 threads (8 warps issue) than with the name's 64; a value that is
+# not a thread count makes the row a bad one.
+mkdir -p "$T/gemm_threads"
+{
+    echo "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,threads_per_cta"
+    echo "v100_pcie_32gb,fp32,8,32,128,4096,0,0,0,100,volta_sgemm_128x32_nn,t:a/x,256"
+    echo "v100_pcie_32gb,fp32,8,32,128,4096,0,0,0,100,volta_sgemm_128x32_nn,t:b/x,"
+    echo "v100_pcie_32gb,fp32,8,32,128,4096,0,0,0,100,volta_sgemm_128x32_nn,t:c/x,lots"
+} >"$T/gemm_threads/rows.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_threads" --no-calibrate-fixed-overhead --format json \
+    --output-csv "$T/gemm_threads_rows.csv"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import csv, json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rows_skipped_bad"] == 1, d["rows_skipped_bad"]
+rows = {r["group"]: float(r["extended_roofline_us"]) for r in csv.DictReader(open(sys.argv[2]))}
+assert rows["v100_pcie_32gb|t:a"] < 0.8 * rows["v100_pcie_32gb|t:b"], rows' "$T/out" "$T/gemm_threads_rows.csv" 2>/dev/null &&
+    why="$(head -c 300 "$T/out")"
+[ -z "$why" ]
+report $? "validate-gemm-latency: threads_per_cta sets a kernel's warps; a bad value is a bad row" "$why"
+
 mkdir -p "$T/gemm_empty"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"
 fails_cleanly "validate-gemm-latency on an empty directory exits 2 with one line" "csv files under"

@@ -33,7 +33,7 @@ import shutil
 import sys
 
 COLUMNS = ["hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias",
-           "latency_us", "energy_j", "clock_mhz", "kernel", "source"]
+           "latency_us", "energy_j", "clock_mhz", "kernel", "source", "threads_per_cta"]
 
 # NeuSight `Device` column -> opmodel built-in hardware name.
 NEUSIGHT_HW = {
@@ -122,11 +122,21 @@ def read_neusight(src):
                             continue
                         extra.append(short_kernel(kk))
                     kernel = "+".join([kname] + extra)
+                    # The GEMM kernel's launch block as recorded (Block x, y, z): the threads
+                    # of one CTA, which the kernel name does not give (cuBLAS's 128x32 and
+                    # 32x128 SIMT kernels run 256 threads, not the 64 of 8x8 thread tiles).
+                    try:
+                        threads = int(r["Block x"]) * int(r["Block y"]) * int(r["Block z"])
+                    except (KeyError, ValueError, TypeError):
+                        threads = ""
+                    if threads != "" and not (0 < threads <= 1024):
+                        threads = ""
                     row = {
                         "hardware": hw, "dtype": "fp32", "batch": batch, "m": m, "n": n, "k": k,
                         "transpose_a": ta, "transpose_b": tb, "bias": bias,
                         "latency_us": ms * 1000.0, "energy_j": "", "clock_mhz": "",
                         "kernel": kernel, "source": "neusight:%s/%s" % (op, gpu_tag),
+                        "threads_per_cta": threads,
                     }
                     kept += 1
                     yield "neusight_%s_%s.csv" % (op, hw), row
@@ -218,7 +228,7 @@ def read_deepbench(src):
                 "hardware": hw, "dtype": dtype, "batch": 1, "m": N, "n": M, "k": K,
                 "transpose_a": int(bt == "T"), "transpose_b": int(at == "T"), "bias": 0,
                 "latency_us": ms * 1000.0, "energy_j": "", "clock_mhz": "", "kernel": "",
-                "source": tag + ("/padded" if padded else ""),
+                "source": tag + ("/padded" if padded else ""), "threads_per_cta": "",
             }
             kept += 1
             yield out_name, row

@@ -245,6 +245,16 @@ void opm_gemm_kernel_name(const gemm_kernel *k, char *buf, size_t cap)
     }
 }
 
+/* A sliced-K CTA's warps split its K tile between slices, each slice's
+ * warps covering the whole tile: a 64x32 sliced1x4 kernel of 8 warps has 4
+ * slices of 2 warps (NeuSight's launch records), not 8 of one. */
+double opm_gemm_slices(const gemm_kernel *k)
+{
+    double per_slice = (double)k->tm * k->tn / ((double)k->wm * k->wn);
+    double s = per_slice > 0 ? k->warps / per_slice : 1;
+    return s >= 1 ? s : 1;
+}
+
 /* FFMA share of a SIMT warp's instruction stream: per k step a thread does
  * e = wm·wn/32 FMAs and loads its √e-by-√e operand fragments with 128-bit
  * shared loads (2√e/4 instructions); per K iteration it also moves its
@@ -254,7 +264,7 @@ double opm_gemm_ffma_share(const gemm_kernel *k, double warp_size)
 {
     double threads = k->warps * warp_size;
     double e = (double)k->wm * k->wn / warp_size;
-    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
+    double ksteps = k->sliced ? (double)k->tk / opm_gemm_slices(k) : k->tk;
     double lds = 2 * sqrt(e) / 4;
     double per_iter = 2 * ((double)(k->tm + k->tn) * k->tk / (threads * 4)) + SIMT_ITER_OVERHEAD_INSTR;
     return e / (e + lds + per_iter / ksteps);
@@ -283,7 +293,7 @@ double opm_gemm_tile_rows(const gemm_problem *pb, int tm)
  * depth among its warps). */
 static double warp_smem_reads(const gemm_problem *pb, const gemm_kernel *k)
 {
-    double ksteps = k->sliced ? (double)k->tk / k->warps : k->tk;
+    double ksteps = k->sliced ? (double)k->tk / opm_gemm_slices(k) : k->tk;
     return k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
 }
 
@@ -506,12 +516,16 @@ typedef struct cat_entry {
     int wm, wn, warps, sliced;
 } cat_entry;
 
-/* SIMT sgemm tiles (cuBLAS maxwell/volta/ampere_sgemm_*): 8×8 thread
- * tiles, K depth 8 (sliced: 4 warps each take 8 of 32). */
+/* SIMT sgemm tiles (cuBLAS maxwell/volta/ampere_sgemm_*), K depth 8;
+ * sliced ones split a K depth of 32 four ways.  Warps per CTA as NeuSight's
+ * launch records give them (data/README.md): 8×8 thread tiles for the
+ * 128×128, 128×64 and 64×64 kernels, 256 threads (4×4 per thread) for the
+ * 128×32 and 32×128 ones, 8 warps (2 per K slice) for the 64×32 and 128×32
+ * sliced ones. */
 static const cat_entry simt_cat[] = {
     {128, 128, 32, 32, 64, 8, 0}, {128, 64, 32, 64, 32, 4, 0}, {64, 128, 32, 32, 64, 4, 0},
-    {64, 64, 32, 32, 64, 2, 0},   {128, 32, 32, 64, 32, 2, 0}, {32, 128, 32, 32, 64, 2, 0},
-    {32, 32, 128, 32, 32, 4, 1},  {64, 32, 128, 64, 32, 4, 1}, {128, 32, 128, 128, 32, 4, 1},
+    {64, 64, 32, 32, 64, 2, 0},   {128, 32, 32, 16, 32, 8, 0}, {32, 128, 32, 16, 32, 8, 0},
+    {32, 32, 128, 32, 32, 4, 1},  {64, 32, 128, 32, 32, 8, 1}, {128, 32, 128, 64, 32, 8, 1},
 };
 /* Tensor-core / MFMA / MXU tiles, K depth 64 bytes (32 fp16 elements) or
  * 128 bytes (the deeper stages Hopper-class kernels use to cover latency

@@ -173,6 +173,9 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
 /* Tile rows of one batch matrix for CTA tile M tm: ceil(m / tm), or for a
  * grouped GEMM the sum over its groups. */
 double opm_gemm_tile_rows(const gemm_problem *pb, int tm);
+/* K slices of a sliced-K kernel: warps over the warps that cover the tile
+ * once (1 for a kernel that is not sliced). */
+double opm_gemm_slices(const gemm_kernel *k);
 /* Kernel display name ("sgemm_128x64x8_s1"). */
 void opm_gemm_kernel_name(const gemm_kernel *k, char *buf, size_t cap);
 

@@ -109,9 +109,10 @@ static void free_list(char **v, size_t n)
 }
 
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_KERNEL, COL_CLOCK,
-       NCOL };
+       COL_THREADS, NCOL };
 static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
-                                            "transpose_b", "bias", "latency_us", "kernel", "clock_mhz"};
+                                            "transpose_b", "bias", "latency_us", "kernel", "clock_mhz",
+                                            "threads_per_cta"};
 #define NREQ COL_KERNEL
 
 /* A row error: "FILE:LINE: column: what". */
@@ -178,7 +179,12 @@ static int read_row(reader *rd, const opm_csv *in, const int *col)
     r.ta = (int)v[4], r.tb = (int)v[5], r.bias = (int)v[6];
     r.latency_s = lat * 1e-6;
     r.cls = opm_gemm_size_class((double)r.batch, (double)r.m, (double)r.n, (double)r.k);
-    if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) opm_gemm_parse_kernel(fld[col[COL_KERNEL]], &r);
+    int64_t threads = 0;
+    if (col[COL_THREADS] >= 0 && col[COL_THREADS] < nf && fld[col[COL_THREADS]][0] &&
+        parse_count(fld[col[COL_THREADS]], 1, 1024, &threads))
+        return row_error(in, rd->err, "threads_per_cta", "a thread count from 1 to 1024, or nothing",
+                         fld[col[COL_THREADS]]);
+    if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) opm_gemm_parse_kernel(fld[col[COL_KERNEL]], (long)threads, &r);
     return set_push(rd->set, &r, rd->err);
 }
 

@@ -118,16 +118,43 @@ static int group_index(opm_gemm_dataset *ds, int hw, const char *tag)
 }
 
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_SOURCE, COL_KERNEL,
-       COL_CLOCK, NCOL };
+       COL_CLOCK, COL_THREADS, NCOL };
 static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
-                                            "transpose_b", "bias", "latency_us", "source", "kernel", "clock_mhz"};
+                                            "transpose_b", "bias", "latency_us", "source", "kernel", "clock_mhz",
+                                            "threads_per_cta"};
+
+/* The warps of a kernel and the tile one warp computes.  Without a recorded
+ * block size (threads = 0) a kernel is taken to use 8x8 thread tiles (64
+ * outputs per thread), a sliced one 4 warps.  Sliced kernels ("sliced1x4",
+ * and the old 32x32x32 ones) split the K tile four ways, each slice's warps
+ * covering the whole tile.  A warp's tile is the squarest power-of-two
+ * split of its outputs that fits the CTA tile. */
+static void kernel_warps(opm_gemm_row *r, int sliced, long outputs_8x8_warps, long threads)
+{
+    const int slices = 4;
+    long warps = threads > 0 ? (threads + 31) / 32 : sliced ? slices : outputs_8x8_warps;
+    if (warps < 1) warps = 1;
+    long per_slice = sliced ? (warps >= slices ? warps / slices : 1) : warps;
+    double outputs = (double)r->kern_tm * r->kern_tn / (double)per_slice;
+    long wn = 1;
+    while (wn < r->kern_tn && (double)wn * wn < outputs) wn *= 2;
+    long wm = (long)(outputs / (double)wn);
+    if (wm > r->kern_tm) {
+        wm = r->kern_tm;
+        wn = (long)(outputs / (double)wm);
+    }
+    r->kern_warps = (int16_t)warps;
+    r->kern_wm = (int16_t)(wm < 1 ? 1 : wm);
+    r->kern_wn = (int16_t)(wn < 1 ? 1 : wn);
+}
 
 /* cuBLAS SIMT sgemm names give the tile as <cuBLAS m>x<cuBLAS n>; cuBLAS is
  * column-major, so its m tiles our n (data/README.md checks this against
- * the launch grids).  Non-sliced kernels use 8×8 thread tiles (64 outputs
- * per thread, warp tile 2048 outputs); sliced1x4 and the old 32x32x32
- * kernels have 4 warps that split a 32-deep K tile. */
-int opm_gemm_parse_kernel(const char *name, opm_gemm_row *r)
+ * the launch grids).  `threads` is the recorded launch block (the
+ * threads_per_cta column, 0 when not given): NeuSight's records show that
+ * the name does not fix it (the 128x32 and 32x128 kernels run 256 threads,
+ * 4x4 outputs per thread; the 64x32 and 128x32 sliced ones 8 warps). */
+int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r)
 {
     r->kern_tm = 0;
     const char *p = strstr(name, "sgemm_");
@@ -139,23 +166,12 @@ int opm_gemm_parse_kernel(const char *name, opm_gemm_row *r)
     long b = strtol(end + 1, &end, 10), c = 0;
     if (*end == 'x') c = strtol(end + 1, &end, 10);
     if (a < 8 || b < 8 || a > 512 || b > 512 || c < 0 || c > 256) return 0;
+    if (threads < 0 || threads > 1024) threads = 0;
     int sliced = strstr(name, "sliced") != NULL || c >= 32;
     r->kern_tm = (int16_t)b;
     r->kern_tn = (int16_t)a;
     r->kern_tk = (int16_t)(c ? c : sliced ? 32 : 8);
-    if (sliced) {
-        r->kern_warps = 4;
-        r->kern_wm = r->kern_tm;
-        r->kern_wn = r->kern_tn;
-    } else {
-        long warps = a * b / 2048;
-        r->kern_warps = (int16_t)(warps < 1 ? 1 : warps);
-        long wn = a < 64 ? a : 64;
-        long wm = 2048 / wn;
-        if (wm > b) { wm = b; wn = 2048 / b; }
-        r->kern_wm = (int16_t)wm;
-        r->kern_wn = (int16_t)wn;
-    }
+    kernel_warps(r, sliced, a * b / 2048, threads);
     r->kern_splitk = strstr(name, "splitk") != NULL;
     return 1;
 }
@@ -225,7 +241,15 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         r.batch = v[0]; r.m = v[1]; r.n = v[2]; r.k = v[3];
         r.ta = v[4] != 0; r.tb = v[5] != 0; r.bias = v[6] != 0;
         r.latency_s = lat * 1e-6;
-        if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) opm_gemm_parse_kernel(fld[col[COL_KERNEL]], &r);
+        if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) {
+            int64_t threads = 0;
+            if (col[COL_THREADS] >= 0 && col[COL_THREADS] < nf && fld[col[COL_THREADS]][0] &&
+                (parse_i64(fld[col[COL_THREADS]], &threads) || threads < 1 || threads > 1024)) {
+                ds->rows_bad++;
+                continue;
+            }
+            opm_gemm_parse_kernel(fld[col[COL_KERNEL]], (long)threads, &r);
+        }
         r.cls = opm_gemm_size_class((double)r.batch, (double)r.m, (double)r.n, (double)r.k);
         r.hw = hw_index(ds, fld[col[COL_HW]]);
         if (r.hw == -2) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }

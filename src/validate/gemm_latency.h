@@ -129,8 +129,9 @@ int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *mod
                                      const double *group_overhead_s, int only_hw, double *base, opm_error *err);
 /* Parses a cuBLAS SIMT kernel name ("ampere_sgemm_128x64_tn",
  * "volta_sgemm_32x32_sliced1x4_nn", "sgemm_32x32x32_NN", "+splitkreduce_kernel"
- * suffix) into r's kern_* fields; returns 1 when recognised. */
-int opm_gemm_parse_kernel(const char *name, opm_gemm_row *r);
+ * suffix) and its recorded launch block (threads, the threads_per_cta
+ * column; 0 when unknown) into r's kern_* fields; returns 1 when recognised. */
+int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r);
 /* Calibration split (deterministic, independent of the model): marks
  * is_cal (n_rows bytes); OPM_ENOMEM when out of memory. */
 int opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_cal, opm_error *err);

@@ -455,19 +455,66 @@ Test(gemm_models, kernel_names)
 {
     opm_gemm_row r;
     memset(&r, 0, sizeof r);
-    cr_assert_eq(opm_gemm_parse_kernel("ampere_sgemm_128x64_tn", &r), 1);
+    cr_assert_eq(opm_gemm_parse_kernel("ampere_sgemm_128x64_tn", 0, &r), 1);
     cr_assert_eq(r.kern_tm, 64); /* cuBLAS's first number tiles our n */
     cr_assert_eq(r.kern_tn, 128);
     cr_assert_eq(r.kern_tk, 8);
     cr_assert_eq(r.kern_warps, 4);
     cr_assert_eq(r.kern_splitk, 0);
-    cr_assert_eq(opm_gemm_parse_kernel("volta_sgemm_32x32_sliced1x4_nn+splitkreduce_kernel", &r), 1);
+    cr_assert_eq(opm_gemm_parse_kernel("volta_sgemm_32x32_sliced1x4_nn+splitkreduce_kernel", 0, &r), 1);
     cr_assert_eq(r.kern_tk, 32);
     cr_assert_eq(r.kern_warps, 4);
     cr_assert_eq(r.kern_splitk, 1);
-    cr_assert_eq(opm_gemm_parse_kernel("sgemm_32x32x32_NN", &r), 1);
+    cr_assert_eq(opm_gemm_parse_kernel("sgemm_32x32x32_NN", 0, &r), 1);
     cr_assert_eq(r.kern_tk, 32);
-    cr_assert_eq(opm_gemm_parse_kernel("volta_h884gemm_128x128", &r), 0);
+    cr_assert_eq(opm_gemm_parse_kernel("volta_h884gemm_128x128", 0, &r), 0);
+}
+
+/* The recorded launch block sets the warps and the warp tile: NeuSight's
+ * volta_sgemm_128x32_nn runs 256 threads (4x4 outputs each), not the 64 of
+ * 8x8 thread tiles; its 64x32 sliced1x4 kernel 8 warps, 2 per K slice.
+ * Without a block size the name rule holds, and with the block an 8x8
+ * kernel gets the same layout as from its name. */
+Test(gemm_models, kernel_launch_block)
+{
+    opm_gemm_row r;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(opm_gemm_parse_kernel("volta_sgemm_128x32_nn", 0, &r), 1);
+    cr_assert_eq(r.kern_warps, 2);
+    cr_assert_eq(r.kern_wm * r.kern_wn, 2048);
+    cr_assert_eq(opm_gemm_parse_kernel("volta_sgemm_128x32_nn", 256, &r), 1);
+    cr_assert_eq(r.kern_tm, 32);
+    cr_assert_eq(r.kern_tn, 128);
+    cr_assert_eq(r.kern_warps, 8);
+    cr_assert_eq(r.kern_wm, 16);
+    cr_assert_eq(r.kern_wn, 32);
+    cr_assert_eq(opm_gemm_parse_kernel("ampere_sgemm_64x32_sliced1x4_tn", 256, &r), 1);
+    cr_assert_eq(r.kern_tk, 32);
+    cr_assert_eq(r.kern_warps, 8);
+    cr_assert_eq(r.kern_wm, 32);
+    cr_assert_eq(r.kern_wn, 32);
+    cr_assert_eq(opm_gemm_parse_kernel("ampere_sgemm_128x128_nn", 256, &r), 1);
+    cr_assert_eq(r.kern_warps, 8);
+    cr_assert_eq(r.kern_wm, 32);
+    cr_assert_eq(r.kern_wn, 64);
+    /* Out of range: taken as not given. */
+    cr_assert_eq(opm_gemm_parse_kernel("volta_sgemm_128x32_nn", 4096, &r), 1);
+    cr_assert_eq(r.kern_warps, 2);
+}
+
+/* A sliced-K kernel's K slices are its warps over the warps that cover the
+ * tile once: 8 warps of 32x32 on a 32x64 tile are 4 slices of 2, and each
+ * warp then covers a quarter of the K tile (not an eighth). */
+Test(gemm_models, sliced_kernel_slices)
+{
+    gemm_kernel k;
+    memset(&k, 0, sizeof k);
+    k.tm = 32, k.tn = 64, k.tk = 32, k.wm = 32, k.wn = 32, k.warps = 8, k.sliced = 1;
+    cr_assert_float_eq(opm_gemm_slices(&k), 4.0, 1e-12);
+    k.wm = 32, k.wn = 64, k.warps = 4;
+    cr_assert_float_eq(opm_gemm_slices(&k), 4.0, 1e-12);
+    k.wm = 16, k.wn = 32, k.warps = 4, k.sliced = 0;
+    cr_assert_float_eq(opm_gemm_slices(&k), 1.0, 1e-12);
 }
 
 /* Validation on tests/data/gemm: 9 parseable rows, one of unknown hardware
@@ -1106,12 +1153,13 @@ Test(gemm_models, leave_one_out_fixture)
 
 /* Held-out accuracy on the shipped data (data/gemm, 120,882 rows), both
  * passes as validate-gemm-latency runs them, with its default host overlap
- * (the roofline gets the same).  The bounds sit a little above what the
- * models reach (docs/gemm_models.md lists the figures), so a regression
- * fails: overall MAPE 12.10% (bound 12.6), every size class with at least
- * 50 rows at most 17.56% (bound 18.5), 3.12x below the roofline on the
- * same rows (bound 3x, the issue's bar), leave-one-hardware-out 14.99%
- * (bound 15.5). */
+ * (the roofline gets the same).  The overall and roofline bounds are the
+ * GEMM-models issue's bars; the others sit a little above what the models
+ * reach (docs/gemm_models.md lists the figures), so a regression fails:
+ * overall MAPE 11.90% (bound 12, the bar), every size class with at least
+ * 50 rows at most 17.49% (bound 18.5), 3.17x below the roofline on the
+ * same rows (bound 3x, the bar), leave-one-hardware-out 14.88% (bound
+ * 15.5). */
 Test(gemm_models, shipped_data_accuracy, .timeout = 120)
 {
     char dir[512];
@@ -1140,7 +1188,7 @@ Test(gemm_models, shipped_data_accuracy, .timeout = 120)
         cr_assert_eq(opm_gemm_validate(&ds, &o, base, &v, &err), 0);
         cr_assert_eq(v.rows, roof.rows, "same held-out rows as the roofline");
         cr_assert_eq(v.rows_failed, 0);
-        cr_assert(v.overall.mape < 12.6, "%s MAPE %.2f", o.model, v.overall.mape);
+        cr_assert(v.overall.mape <= 12.0, "%s MAPE %.2f", o.model, v.overall.mape);
         cr_assert(roof.overall.mape >= 3.0 * v.overall.mape, "%s: roofline %.2f", o.model, roof.overall.mape);
         for (int c = 0; c < GC_COUNT; c++)
             if (v.by_class[c].n >= 50)
