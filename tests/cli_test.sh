@@ -570,6 +570,67 @@ for fmt in table json; do
     fails_cleanly "validate-gemm-latency --format $fmt, unwritable --output-params: exit 2, one line, no report" "output-params"
 done
 
+# Outputs are written all or none: a second output that fails leaves the
+# first target as it was (an older file kept, a new one not created).
+printf 'old\n' >"$T/kept.csv"
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --output-csv "$T/kept.csv" \
+    --output-params "$T/no_such_dir/p.json"
+fails_cleanly "validate-gemm-latency: a failing --output-params leaves --output-csv's file as it was" "output-params"
+[ "$(cat "$T/kept.csv")" = old ]
+report $? "validate-gemm-latency: the older --output-csv file is kept whole" "$(head -c 80 "$T/kept.csv")"
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --output-csv "$T/new.csv" \
+    --output-params "$T/no_such_dir/p.json"
+[ "$RC" -eq 2 ] && [ ! -e "$T/new.csv" ] && ! ls "$T"/new.csv.* >/dev/null 2>&1
+report $? "validate-gemm-latency: a failing --output-params creates no --output-csv file, temporary or not" ""
+
+# A target that is not a regular file is written in place and never
+# removed, even when the write fails (a full device).
+if [ -c /dev/full ]; then
+    run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --output-csv /dev/full
+    fails_cleanly "validate-gemm-latency --output-csv /dev/full: exit 2, one line" "output-csv"
+    [ -c /dev/full ]
+    report $? "validate-gemm-latency: a failed write to /dev/full leaves the device in place" ""
+fi
+
+# Inputs are never overwritten.
+mkdir -p "$T/gemm_self"
+cp tests/data/gemm/tiny.csv "$T/gemm_self/rows.csv"
+cp "$T/gemm_self/rows.csv" "$T/gemm_self_copy.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_self" --output-csv "$T/gemm_self/rows.csv"
+fails_cleanly "validate-gemm-latency: --output-csv naming an input file exits 2" "input files"
+cmp -s "$T/gemm_self/rows.csv" "$T/gemm_self_copy.csv"
+report $? "validate-gemm-latency: the input named by --output-csv is unchanged" ""
+grep -v ',x,' tests/data/gemm/tiny.csv >"$T/cal_self.csv"
+cp "$T/cal_self.csv" "$T/cal_self_copy.csv"
+run "$BIN" calibrate --data "$T/cal_self.csv" --hardware a100_40gb_pcie -o "$T/cal_self.csv"
+fails_cleanly "calibrate: -o naming the --data file exits 2" "input files"
+cmp -s "$T/cal_self.csv" "$T/cal_self_copy.csv"
+report $? "calibrate: the --data file named by -o is unchanged" ""
+
+# One output on stdout at most; with one there, the report goes to stderr.
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --output-csv - --output-params -
+fails_cleanly "validate-gemm-latency: two outputs on stdout exit 2" "stdout"
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --output-csv -
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && [ "$(head -n 1 "$T/out" | cut -d, -f1)" != hardware ] && why="stdout is not the CSV"
+[ -z "$why" ] && grep -q "mape" "$T/out" && why="the report is on stdout too"
+[ -z "$why" ] && ! grep -q "mape" "$T/err" && why="no report on stderr"
+[ -z "$why" ]
+report $? "validate-gemm-latency --output-csv -: the CSV on stdout, the report on stderr" "$why"
+
+# Rows that cannot be scored: a non-finite latency or a flag other than
+# 0/1 is a bad row, and nothing left to score is an error, not 0% MAPE.
+mkdir -p "$T/gemm_allbad"
+{
+    echo "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source"
+    echo "t4,fp32,1,64,64,64,0,0,0,inf,x/y"
+    echo "t4,fp32,1,64,64,64,0,0,5,10,x/y"
+    echo "t4,fp32,1,64,64,64,2,0,0,10,x/y"
+} >"$T/gemm_allbad/rows.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_allbad" --format json
+fails_cleanly "validate-gemm-latency: only bad rows (inf latency, flags not 0/1) exit 2" "3 bad rows"
+
 for bad in 0.9 -1 lots; do
     run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"

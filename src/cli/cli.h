@@ -11,9 +11,19 @@ enum { EXIT_OK = 0, EXIT_PARTIAL = 1, EXIT_USAGE = 2 };
 /* Prints "opmodel: message" on one line to stderr; returns EXIT_USAGE. */
 int cli_fail(const opm_error *err);
 int cli_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Writes text whole to path ("-": stdout) for option opt; a failed write
- * removes the file and reports "opt: cannot write 'path': reason". */
-int cli_write_text(const char *opt, const char *path, const char *text, size_t n);
+/* One output of a command, built whole: text of n bytes for option opt,
+ * to path ("-": stdout). */
+typedef struct cli_output {
+    const char *opt, *path, *text;
+    size_t n;
+} cli_output;
+/* Writes the outputs all or none (output.c): regular files through
+ * temporary files renamed into place once all are written, so a failure
+ * leaves every target as it was; a device or FIFO in place, never removed.
+ * Refuses, before writing anything, two outputs to stdout, two to one path,
+ * and a path that is one of the inputs (n_in files or folders of *.csv).
+ * EXIT_OK, or one error line and EXIT_USAGE. */
+int cli_write_outputs(const cli_output *out, size_t n, const char *const *inputs, size_t n_in);
 /* True when argv has -h/--help. */
 int cli_wants_help(int argc, char **argv);
 

@@ -162,7 +162,11 @@ int cmd_calibrate(int argc, char **argv)
         opm_calibration_free(&c);
         return cli_fail(&err);
     }
-    rc = cli_write_text("-o", out, text, strlen(text));
+    const cli_output o_yaml = {"-o", out, text, strlen(text)};
+    /* The measurements are not overwritten; a hardware file may be
+     * calibrated in place (it has been read whole by now). */
+    const char *inputs[1] = {o.data};
+    rc = cli_write_outputs(&o_yaml, 1, inputs, 1);
     free(text);
     if (rc == EXIT_OK) report(strcmp(out, "-") ? stdout : stderr, &c, out);
     opm_calibration_free(&c);

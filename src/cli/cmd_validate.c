@@ -42,7 +42,12 @@ static const char help[] =
     "                                 overhead taken from the others (median of their calibrated\n"
     "                                 overheads, same source tag): per hardware, pooled and by class\n"
     "  --output-csv F                 per-row measured and predicted latency\n"
-    "  --output-params F              calibrated overheads and the calibration rows (JSON)\n";
+    "  --output-params F              calibrated overheads and the calibration rows (JSON)\n"
+    "\n"
+    "Output files are written all or none (a failure leaves every target as it was) and never\n"
+    "overwrite a CSV under DIR; F = - writes on stdout (one output at most), the report then\n"
+    "going to stderr.  Rows with a field that cannot be read are skipped and counted; no row\n"
+    "left to score is an error (exit 2).\n";
 
 static double num(double x) { return isfinite(x) ? x : 0; }
 
@@ -123,9 +128,10 @@ static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_
     sb_putc(b, '\n');
 }
 
-static int write_csv(const char *path, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv)
+/* The per-row CSV, appended to b. */
+static void build_csv(strbuf *bp, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv)
 {
-    strbuf b = {0};
+    strbuf b = *bp;
     sb_puts(&b, "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,class,calibration,measured_us");
     for (size_t j = 0; j < nv; j++) sb_printf(&b, ",%s_us", vs[j].model);
     sb_puts(&b, ",group\n");
@@ -140,16 +146,14 @@ static int write_csv(const char *path, const opm_gemm_dataset *ds, const opm_gem
         }
         sb_printf(&b, ",%s\n", ds->group_names[r->group]);
     }
-    /* Built whole, like the parameters: a failed write leaves no partial file. */
-    int rc = b.oom ? cli_usage("out of memory") : cli_write_text("--output-csv", path, b.p, b.n);
-    free(b.p);
-    return rc;
+    *bp = b;
 }
 
-static int write_params(const char *path, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv,
-                        int calibrate)
+/* The calibrated parameters as JSON, appended to b. */
+static void build_params(strbuf *bp, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv,
+                         int calibrate)
 {
-    strbuf b = {0};
+    strbuf b = *bp;
     sb_printf(&b, "{\"calibrated\": %s, \"groups_are\": \"hardware|source tag (source up to its first '/')\",\n"
                   " \"models\": {",
               calibrate ? "true" : "false");
@@ -185,10 +189,7 @@ static int write_params(const char *path, const opm_gemm_dataset *ds, const opm_
         first = 0;
     }
     sb_puts(&b, "]}\n");
-    /* Built whole first: running out of memory leaves no truncated file. */
-    int rc = b.oom ? cli_usage("out of memory") : cli_write_text("--output-params", path, b.p, b.n);
-    free(b.p);
-    return rc;
+    *bp = b;
 }
 
 int cmd_validate_gemm_latency(int argc, char **argv)
@@ -234,6 +235,13 @@ int cmd_validate_gemm_latency(int argc, char **argv)
     opm_error err;
     opm_gemm_dataset ds;
     if (opm_gemm_dataset_load(dir, &ds, &err)) return cli_fail(&err);
+    if (ds.n_rows == 0) {
+        /* Nothing to score is an input error, not a perfect score. */
+        int rc = cli_usage("--data-dir: no row to score under '%s' (%zu bad rows, %zu of hardware not known)", dir,
+                           ds.rows_bad, ds.rows_unknown_hw);
+        opm_gemm_dataset_free(&ds);
+        return rc;
+    }
     const char *models[3] = {model, NULL, NULL};
     size_t nv = 1;
     if (compare) {
@@ -273,6 +281,9 @@ int cmd_validate_gemm_latency(int argc, char **argv)
         memcpy(base[j], first, ds.n_rows * sizeof *first);
         free(first);
     }
+    if (rc == EXIT_OK && vs[0].rows == 0)
+        rc = cli_usage("--data-dir: no held-out row to score under '%s': its %zu rows all calibrate the overhead", dir,
+                       ds.n_rows);
     /* The report (JSON or table) is built whole and printed only once it and
      * the output files are complete, so a failure part way (an unwritable
      * --output-csv, a leave-one-out error) prints one error line and no
@@ -343,11 +354,26 @@ int cmd_validate_gemm_latency(int argc, char **argv)
             if (json) sb_putc(&js, ']');
         }
         if (json && rc == EXIT_OK) sb_puts(&js, "}\n");
-        if (rc == EXIT_OK && js.oom) rc = cli_usage("out of memory");
-        if (rc == EXIT_OK && csv) rc = write_csv(csv, &ds, vs, nv);
-        if (rc == EXIT_OK && params) rc = write_params(params, &ds, vs, nv, calibrate);
-        if (rc == EXIT_OK && js.n && (fwrite(js.p, 1, js.n, stdout) != js.n || fflush(stdout)))
-            rc = cli_usage("stdout: I/O error");
+        /* Every output is built whole, then written all or none; with an
+         * output on stdout the report goes to stderr. */
+        strbuf cb = {0}, pb = {0};
+        if (rc == EXIT_OK && csv) build_csv(&cb, &ds, vs, nv);
+        if (rc == EXIT_OK && params) build_params(&pb, &ds, vs, nv, calibrate);
+        if (rc == EXIT_OK && (js.oom || cb.oom || pb.oom)) rc = cli_usage("out of memory");
+        if (rc == EXIT_OK) {
+            cli_output outs[2];
+            size_t no = 0;
+            if (csv) outs[no++] = (cli_output){"--output-csv", csv, cb.p ? cb.p : "", cb.n};
+            if (params) outs[no++] = (cli_output){"--output-params", params, pb.p ? pb.p : "", pb.n};
+            const char *inputs[1] = {dir};
+            rc = cli_write_outputs(outs, no, inputs, 1);
+        }
+        int report_to_stderr = (csv && !strcmp(csv, "-")) || (params && !strcmp(params, "-"));
+        FILE *rf = report_to_stderr ? stderr : stdout;
+        if (rc == EXIT_OK && js.n && (fwrite(js.p, 1, js.n, rf) != js.n || fflush(rf)))
+            rc = cli_usage("%s: I/O error", report_to_stderr ? "stderr" : "stdout");
+        free(cb.p);
+        free(pb.p);
     }
     free(js.p);
     for (size_t j = 0; j < nv; j++) {

@@ -1,6 +1,5 @@
 /* main.c — the `opmodel` program: dispatch to subcommands, --help and
  * --version, and the one-line error convention. */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,24 +38,6 @@ int cli_usage(const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "opmodel: %s\n", msg);
     return EXIT_USAGE;
-}
-
-int cli_write_text(const char *opt, const char *path, const char *text, size_t n)
-{
-    if (!strcmp(path, "-")) {
-        int bad = n && fwrite(text, 1, n, stdout) != n;
-        return bad || fflush(stdout) ? cli_usage("%s: cannot write to stdout: %s", opt, strerror(errno)) : EXIT_OK;
-    }
-    FILE *f = fopen(path, "w");
-    if (!f) return cli_usage("%s: cannot write '%s': %s", opt, path, strerror(errno));
-    int bad = n && fwrite(text, 1, n, f) != n;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        int e = errno;
-        remove(path);
-        return cli_usage("%s: cannot write '%s': %s", opt, path, strerror(e));
-    }
-    return EXIT_OK;
 }
 
 int cli_wants_help(int argc, char **argv)

@@ -165,8 +165,8 @@ static int read_row(reader *rd, const opm_csv *in, const int *col)
     if (col[COL_CLOCK] >= 0 && col[COL_CLOCK] < nf && fld[col[COL_CLOCK]][0]) {
         const char *f = fld[col[COL_CLOCK]];
         double mhz = strtod(f, &end);
-        if (end == f || *end || !(mhz > 0) || !isfinite(mhz))
-            return row_error(in, rd->err, "clock_mhz", "a positive clock in MHz, or nothing", f);
+        if (end == f || *end || !(mhz >= OPM_GEMM_MIN_CLOCK_MHZ && mhz <= OPM_GEMM_MAX_CLOCK_MHZ))
+            return row_error(in, rd->err, "clock_mhz", "a clock from 1 to 100000 MHz, or nothing", f);
         r.clock_hz = mhz * 1e6;
     }
     const char *hw = fld[col[COL_HW]];

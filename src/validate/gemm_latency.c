@@ -229,14 +229,16 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         for (int c = COL_BATCH; c <= COL_BIAS; c++) bad |= parse_i64(fld[col[c]], &v[c - COL_BATCH]) != 0;
         char *end;
         double lat = strtod(fld[col[COL_LAT]], &end);
-        bad |= end == fld[col[COL_LAT]] || *end || !(lat > 0);
+        bad |= end == fld[col[COL_LAT]] || *end || !(lat > 0) || !isfinite(lat);
         bad |= opm_dtype_parse(fld[col[COL_DTYPE]], &r.dtype) != 0;
         if (col[COL_CLOCK] >= 0 && col[COL_CLOCK] < nf && fld[col[COL_CLOCK]][0]) {
             double mhz = strtod(fld[col[COL_CLOCK]], &end);
-            bad |= *end || !(mhz > 0) || !isfinite(mhz);
+            bad |= end == fld[col[COL_CLOCK]] || *end || !(mhz >= OPM_GEMM_MIN_CLOCK_MHZ && mhz <= OPM_GEMM_MAX_CLOCK_MHZ);
             r.clock_hz = mhz * 1e6;
         }
         if (!bad) bad |= v[0] < 1 || v[1] < 1 || v[2] < 1 || v[3] < 1;
+        /* transpose_a, transpose_b, bias: flags, as calibrate reads them. */
+        if (!bad) bad |= (uint64_t)v[4] > 1 || (uint64_t)v[5] > 1 || (uint64_t)v[6] > 1;
         if (bad) { ds->rows_bad++; continue; }
         r.batch = v[0]; r.m = v[1]; r.n = v[2]; r.k = v[3];
         r.ta = v[4] != 0; r.tb = v[5] != 0; r.bias = v[6] != 0;

@@ -14,6 +14,11 @@
 #include <stdint.h>
 #include "opmodel/opmodel.h"
 
+/* The clock_mhz a row may give: outside [1, 100000] MHz a value is a typo,
+ * not an SM clock (and would predict times of 1e300 µs). */
+#define OPM_GEMM_MIN_CLOCK_MHZ 1.0
+#define OPM_GEMM_MAX_CLOCK_MHZ 100000.0
+
 enum { GC_VECTOR_LIKE, GC_SMALL, GC_SKINNY, GC_SMALL_K, GC_LARGE, GC_REGULAR, GC_COUNT };
 extern const char *const opm_gemm_class_names[GC_COUNT];
 /* Contract §5 size class, tested in the order of the enum. */
