@@ -631,6 +631,31 @@ mkdir -p "$T/gemm_allbad"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_allbad" --format json
 fails_cleanly "validate-gemm-latency: only bad rows (inf latency, flags not 0/1) exit 2" "3 bad rows"
 
+# The first bad row is named (file, line, column, what was expected).
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["first_bad_row"].endswith("tiny.csv:9: m: expected a positive integer, got '"'"'x'"'"'"), d["first_bad_row"]' \
+    "$T/out" 2>/dev/null && why="first_bad_row: $(grep -o '"first_bad_row": "[^"]*"' "$T/out")"
+[ -z "$why" ]
+report $? "validate-gemm-latency: the report names the first bad row's file, line and column" "$why"
+
+# The folder walk does not follow a link to a folder (a loop) and reads
+# only regular files: a FIFO or a link to /dev/zero named *.csv is skipped.
+mkdir -p "$T/gemm_walk"
+cp tests/data/gemm/tiny.csv "$T/gemm_walk/rows.csv"
+ln -s . "$T/gemm_walk/self"
+ln -s /dev/zero "$T/gemm_walk/zero.csv"
+mkfifo "$T/gemm_walk/fifo.csv" 2>/dev/null || true
+run timeout 20 "$BIN" validate-gemm-latency --data-dir "$T/gemm_walk" --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q '"files": 1,' "$T/out" && why="$(head -c 200 "$T/out")"
+[ -z "$why" ]
+report $? "validate-gemm-latency: a link loop, a FIFO and a /dev/zero link in the folder are skipped" "$why"
+
 for bad in 0.9 -1 lots; do
     run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"

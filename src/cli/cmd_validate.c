@@ -66,8 +66,14 @@ static void json_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_v
     sb_puts(b, "{\"model\": ");
     sb_json_string(b, v->model);
     sb_printf(b, ", \"rows\": %zu, \"rows_failed\": %zu, \"calibration_rows\": %zu, "
-                 "\"rows_skipped_unknown_hardware\": %zu, \"rows_skipped_bad\": %zu, \"files\": %zu,\n  \"overall\": ",
+                 "\"rows_skipped_unknown_hardware\": %zu, \"rows_skipped_bad\": %zu, \"files\": %zu,\n",
               v->rows, v->rows_failed, v->calibration_rows, ds->rows_unknown_hw, ds->rows_bad, ds->files);
+    if (ds->first_bad[0]) {
+        sb_puts(b, "  \"first_bad_row\": ");
+        sb_json_string(b, ds->first_bad);
+        sb_puts(b, ",\n");
+    }
+    sb_puts(b, "  \"overall\": ");
     json_stats(b, &v->overall);
     sb_puts(b, ",\n  \"by_hardware\": {");
     int first = 1;
@@ -113,6 +119,7 @@ static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_
     sb_printf(b, "model %s: %zu held-out rows, %zu failed, %zu calibration rows, %zu skipped (unknown hardware), "
            "%zu skipped (bad row), %zu files\n",
            v->model, v->rows, v->rows_failed, v->calibration_rows, ds->rows_unknown_hw, ds->rows_bad, ds->files);
+    if (ds->first_bad[0]) sb_printf(b, "  first bad row: %s\n", ds->first_bad);
     sb_printf(b, "  %-22s %7s %8s %8s %8s %8s %8s\n", "", "rows", "mape%", "median%", "p90%", "geomean", "signed%");
     table_stats_line(b, "overall", &v->overall);
     for (size_t h = 0; h < ds->n_hw; h++)
@@ -237,8 +244,11 @@ int cmd_validate_gemm_latency(int argc, char **argv)
     if (opm_gemm_dataset_load(dir, &ds, &err)) return cli_fail(&err);
     if (ds.n_rows == 0) {
         /* Nothing to score is an input error, not a perfect score. */
-        int rc = cli_usage("--data-dir: no row to score under '%s' (%zu bad rows, %zu of hardware not known)", dir,
-                           ds.rows_bad, ds.rows_unknown_hw);
+        int rc = ds.first_bad[0]
+                     ? cli_usage("--data-dir: no row to score under '%s' (%zu bad rows, %zu of hardware not known; "
+                                 "first bad row %s)", dir, ds.rows_bad, ds.rows_unknown_hw, ds.first_bad)
+                     : cli_usage("--data-dir: no row to score under '%s' (%zu of hardware not known)", dir,
+                                 ds.rows_unknown_hw);
         opm_gemm_dataset_free(&ds);
         return rc;
     }

@@ -129,9 +129,13 @@ int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *
     for (size_t i = 0; !rc && i < nn; i++) {
         struct stat st;
         size_t len = strlen(names[i]);
-        if (stat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+        /* Folders are entered only when they are folders, not links to
+         * one (a link to "." would loop); a *.csv is read only when it is
+         * a regular file or a link to one (a FIFO or /dev/zero would hang). */
+        if (lstat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
             rc = opm_csv_list_dir(names[i], field, paths, n, cap, err);
-        } else if (len > 4 && strcmp(names[i] + len - 4, ".csv") == 0) {
+        } else if (len > 4 && strcmp(names[i] + len - 4, ".csv") == 0 && stat(names[i], &st) == 0 &&
+                   S_ISREG(st.st_mode)) {
             if (*n == *cap) {
                 size_t c2 = *cap ? 2 * *cap : 32;
                 char **t = realloc(*paths, c2 * sizeof *t);

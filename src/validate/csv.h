@@ -49,7 +49,9 @@ int opm_csv_error(const opm_csv *c, opm_error *err, const char *column, const ch
 
 /* Appends the path of every *.csv under dir to *paths (malloc'ed strings,
  * *n used of *cap), depth first, each directory in sorted order — the order
- * that numbers the rows.  `field` names the option in errors. */
+ * that numbers the rows.  Links to folders are not followed (no loops), and
+ * only regular files are listed (a FIFO named *.csv would block the read).
+ * `field` names the option in errors. */
 int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *n, size_t *cap,
                      opm_error *err);
 

@@ -222,36 +222,50 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         int nf = in.nf;
         opm_gemm_row r;
         memset(&r, 0, sizeof r);
-        int bad = 0;
-        for (int c = 0; c < COL_SOURCE; c++) bad |= col[c] >= nf;
-        if (bad) { ds->rows_bad++; continue; }
-        int64_t v[8];
-        for (int c = COL_BATCH; c <= COL_BIAS; c++) bad |= parse_i64(fld[col[c]], &v[c - COL_BATCH]) != 0;
+        /* The first field that cannot be read makes the row a bad one;
+         * the first bad row of the run is kept to be reported. */
+        int bad = -1;
+        const char *want = "a value in every column";
+        for (int c = 0; c < COL_SOURCE && bad < 0; c++)
+            if (col[c] >= nf) bad = c;
+        int64_t v[8] = {0};
+        for (int c = COL_BATCH; c <= COL_BIAS && bad < 0; c++) {
+            int flag = c >= COL_TA;
+            if (parse_i64(fld[col[c]], &v[c - COL_BATCH]) || v[c - COL_BATCH] < (flag ? 0 : 1) ||
+                (flag && v[c - COL_BATCH] > 1)) {
+                bad = c;
+                want = flag ? "0 or 1" : "a positive integer";
+            }
+        }
         char *end;
-        double lat = strtod(fld[col[COL_LAT]], &end);
-        bad |= end == fld[col[COL_LAT]] || *end || !(lat > 0) || !isfinite(lat);
-        bad |= opm_dtype_parse(fld[col[COL_DTYPE]], &r.dtype) != 0;
-        if (col[COL_CLOCK] >= 0 && col[COL_CLOCK] < nf && fld[col[COL_CLOCK]][0]) {
+        double lat = 0;
+        if (bad < 0) {
+            lat = strtod(fld[col[COL_LAT]], &end);
+            if (end == fld[col[COL_LAT]] || *end || !(lat > 0) || !isfinite(lat))
+                bad = COL_LAT, want = "a positive number of microseconds";
+        }
+        if (bad < 0 && opm_dtype_parse(fld[col[COL_DTYPE]], &r.dtype))
+            bad = COL_DTYPE, want = "a dtype name (fp32, fp16, bf16, int8, ...)";
+        if (bad < 0 && col[COL_CLOCK] >= 0 && col[COL_CLOCK] < nf && fld[col[COL_CLOCK]][0]) {
             double mhz = strtod(fld[col[COL_CLOCK]], &end);
-            bad |= end == fld[col[COL_CLOCK]] || *end || !(mhz >= OPM_GEMM_MIN_CLOCK_MHZ && mhz <= OPM_GEMM_MAX_CLOCK_MHZ);
+            if (end == fld[col[COL_CLOCK]] || *end || !(mhz >= OPM_GEMM_MIN_CLOCK_MHZ && mhz <= OPM_GEMM_MAX_CLOCK_MHZ))
+                bad = COL_CLOCK, want = "a clock from 1 to 100000 MHz, or nothing";
             r.clock_hz = mhz * 1e6;
         }
-        if (!bad) bad |= v[0] < 1 || v[1] < 1 || v[2] < 1 || v[3] < 1;
-        /* transpose_a, transpose_b, bias: flags, as calibrate reads them. */
-        if (!bad) bad |= (uint64_t)v[4] > 1 || (uint64_t)v[5] > 1 || (uint64_t)v[6] > 1;
-        if (bad) { ds->rows_bad++; continue; }
+        int64_t threads = 0;
+        if (bad < 0 && col[COL_THREADS] >= 0 && col[COL_THREADS] < nf && fld[col[COL_THREADS]][0] &&
+            (parse_i64(fld[col[COL_THREADS]], &threads) || threads < 1 || threads > 1024))
+            bad = COL_THREADS, want = "a thread count from 1 to 1024, or nothing";
+        if (bad >= 0) {
+            if (!ds->rows_bad++)
+                snprintf(ds->first_bad, sizeof ds->first_bad, "%s:%zu: %s: expected %s, got '%.40s'", path, in.line,
+                         col_names[bad], want, col[bad] < nf ? fld[col[bad]] : "");
+            continue;
+        }
         r.batch = v[0]; r.m = v[1]; r.n = v[2]; r.k = v[3];
         r.ta = v[4] != 0; r.tb = v[5] != 0; r.bias = v[6] != 0;
         r.latency_s = lat * 1e-6;
-        if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) {
-            int64_t threads = 0;
-            if (col[COL_THREADS] >= 0 && col[COL_THREADS] < nf && fld[col[COL_THREADS]][0] &&
-                (parse_i64(fld[col[COL_THREADS]], &threads) || threads < 1 || threads > 1024)) {
-                ds->rows_bad++;
-                continue;
-            }
-            opm_gemm_parse_kernel(fld[col[COL_KERNEL]], (long)threads, &r);
-        }
+        if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) opm_gemm_parse_kernel(fld[col[COL_KERNEL]], (long)threads, &r);
         r.cls = opm_gemm_size_class((double)r.batch, (double)r.m, (double)r.n, (double)r.k);
         r.hw = hw_index(ds, fld[col[COL_HW]]);
         if (r.hw == -2) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }

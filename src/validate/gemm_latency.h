@@ -48,6 +48,7 @@ typedef struct opm_gemm_dataset {
     size_t files;
     size_t rows_unknown_hw;      /* rows whose hardware could not be opened (skipped) */
     size_t rows_bad;             /* rows with an unparsable field (skipped) */
+    char first_bad[256];         /* "file:line: column: expected ..., got '...'" of the first; "" when none */
     size_t n_hw;
     char **hw_names;             /* as the rows give them (owned) */
     opm_hardware **hw;           /* opened hardware, NULL for unknown names */
