@@ -656,6 +656,15 @@ why=""
 [ -z "$why" ]
 report $? "validate-gemm-latency: a link loop, a FIFO and a /dev/zero link in the folder are skipped" "$why"
 
+# calibrate needs more training rows than parameters (one row fits any
+# parameters exactly and would report a train error of 0).
+printf 'hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us\nt4,fp32,1,64,64,64,0,0,0,30\n' \
+    >"$T/cal_one.csv"
+run "$BIN" calibrate --data "$T/cal_one.csv" --hardware t4 -o "$T/cal_one.yaml"
+fails_cleanly "calibrate: one row for three parameters exits 2" "training rows"
+[ ! -e "$T/cal_one.yaml" ]
+report $? "calibrate: no output file when the fit is refused" ""
+
 for bad in 0.9 -1 lots; do
     run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"

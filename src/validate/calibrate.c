@@ -538,6 +538,21 @@ static int run_fit(const opm_hardware *start, const opm_cal_options *o, const ca
         any |= ft.active[p];
     }
     ft.omax = c->param[OPM_CAL_OVERHEAD].hi;
+    int n_active = 0;
+    for (int p = 0; p < OPM_CAL_NPARAMS; p++) n_active += ft.active[p] != 0;
+    if (any && train.n <= (size_t)n_active) {
+        /* As many rows as parameters fit any rows exactly: a train error
+         * of 0 that says nothing.  Rows needed: the fewest whose training
+         * share (every OPM_CAL_HOLDOUT_EVERY-th row held out) exceeds the
+         * parameters. */
+        int need = n_active + 1;
+        while (need - need / OPM_CAL_HOLDOUT_EVERY <= n_active) need++;
+        rc = opm_err(err, OPM_EINVAL, "--data",
+                     "%zu training rows of %s for %d fitted parameters: give at least %d rows (every %dth row "
+                     "is held out), or fewer parameters with --fit",
+                     train.n, c->hardware, n_active, need, OPM_CAL_HOLDOUT_EVERY);
+        goto out;
+    }
     if (!any) {
         rc = opm_err(err, OPM_EINVAL, "--fit",
                      "no requested parameter is exercised by the rows (tensor needs rows whose dtype runs on the "
@@ -632,7 +647,9 @@ char *opm_calibration_to_yaml(const opm_calibration *c, const char *command_line
     if (!body) return NULL;
     double clock = c->hw->cparam[CP_CLOCK_HZ];
     strbuf t = {0};
-    sb_printf(&t, "# %s calibrated by `opmodel calibrate` against measured GEMM latencies.\n", c->hardware);
+    sb_puts(&t, "# ");
+    put_clean(&t, c->hardware);
+    sb_puts(&t, " calibrated by `opmodel calibrate` against measured GEMM latencies.\n");
     if (command_line) {
         sb_puts(&t, "# command: ");
         put_clean(&t, command_line);
