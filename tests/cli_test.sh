@@ -665,6 +665,18 @@ fails_cleanly "calibrate: one row for three parameters exits 2" "training rows"
 [ ! -e "$T/cal_one.yaml" ]
 report $? "calibrate: no output file when the fit is refused" ""
 
+# An option followed by another option has no value, and the error names
+# the option that lacks it; --opt=value works for both commands.
+run "$BIN" validate-gemm-latency --data-dir --format json
+fails_cleanly "validate-gemm-latency --data-dir --format json: names --data-dir" "data-dir: expected a value"
+run "$BIN" calibrate --data --hardware t4 -o "$T/x.yaml"
+fails_cleanly "calibrate --data --hardware t4: names --data" "data expects a value"
+run "$BIN" calibrate --model "" --data "$T/x.csv" --hardware t4 -o "$T/x.yaml"
+fails_cleanly "calibrate --model '': names --model" "model expects a value"
+run "$BIN" validate-gemm-latency --data-dir=tests/data/gemm --format=json
+[ "$RC" -eq 0 ] && grep -q '"rows": 6' "$T/out"
+report $? "validate-gemm-latency accepts --opt=value" "exit $RC: $(first_err)"
+
 for bad in 0.9 -1 lots; do
     run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"

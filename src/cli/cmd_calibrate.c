@@ -105,14 +105,16 @@ static void report(FILE *f, const opm_calibration *c, const char *out)
     if (strcmp(out, "-")) fprintf(f, "wrote %s\n", out);
 }
 
-/* `--key value` or `--key=value`; returns the value or NULL. */
+/* `--key value` or `--key=value`: the value, "" when it is missing (a
+ * next argument that is itself an option, as in `--data --hardware t4`,
+ * is not taken as the value), NULL when argv[*i] is not key. */
 static const char *opt_value(int argc, char **argv, int *i, const char *key)
 {
     size_t n = strlen(key);
     if (strncmp(argv[*i], key, n)) return NULL;
     if (argv[*i][n] == '=') return argv[*i] + n + 1;
     if (argv[*i][n] != '\0') return NULL;
-    if (*i + 1 >= argc) return "";
+    if (*i + 1 >= argc || (argv[*i + 1][0] == '-' && argv[*i + 1][1])) return "";
     return argv[++*i];
 }
 
@@ -126,7 +128,7 @@ int cmd_calibrate(int argc, char **argv)
     memset(&o, 0, sizeof o);
     const char *hw_name = NULL, *out = NULL, *fit = NULL;
     for (int i = 1; i < argc; i++) {
-        const char *v;
+        const char *v, *opt = argv[i];
         if ((v = opt_value(argc, argv, &i, "--data"))) o.data = v;
         else if ((v = opt_value(argc, argv, &i, "--hardware"))) hw_name = v;
         else if ((v = opt_value(argc, argv, &i, "-o")) || (v = opt_value(argc, argv, &i, "--output"))) out = v;
@@ -136,7 +138,7 @@ int cmd_calibrate(int argc, char **argv)
         else if (!strcmp(argv[i], "--ignore-kernel-column")) o.ignore_kernel_column = 1;
         else if (argv[i][0] == '-') return cli_usage("calibrate: unknown option '%s' (see `opmodel calibrate --help`)", argv[i]);
         else return cli_usage("calibrate: unexpected argument '%s' (see `opmodel calibrate --help`)", argv[i]);
-        if (v && !*v) return cli_usage("calibrate: %s expects a value", argv[i]);
+        if (v && !*v) return cli_usage("calibrate: %.*s expects a value", (int)strcspn(opt, "="), opt);
     }
     if (!o.data) return cli_usage("calibrate: --data FILE|DIR is required (measured GEMM latencies, contract §4)");
     if (!hw_name) return cli_usage("calibrate: --hardware NAME|FILE is required");

@@ -19,7 +19,7 @@
 static const char help[] =
     "usage: opmodel validate-gemm-latency --data-dir DIR [--model M] [--compare-rooflines]\n"
     "         [--no-calibrate-fixed-overhead] [--ignore-kernel-column] [--leave-one-hardware-out]\n"
-    "         [--output-csv F] [--output-params F] [--format table|json]\n"
+    "         [--host-overlap F] [--output-csv F] [--output-params F] [--format table|json]\n"
     "\n"
     "Reads every *.csv under DIR (contract §4 GEMM latency format), predicts each row with the model\n"
     "(default extended_roofline), calibrates only the fixed overhead per (hardware, source tag) on a\n"
@@ -43,6 +43,7 @@ static const char help[] =
     "                                 overheads, same source tag): per hardware, pooled and by class\n"
     "  --output-csv F                 per-row measured and predicted latency\n"
     "  --output-params F              calibrated overheads and the calibration rows (JSON)\n"
+    "  --format table|json            the report: a table (default) or one JSON object (contract §5)\n"
     "\n"
     "Output files are written all or none (a failure leaves every target as it was) and never\n"
     "overwrite a CSV under DIR; F = - writes on stdout (one output at most), the report then\n"
@@ -209,21 +210,34 @@ int cmd_validate_gemm_latency(int argc, char **argv)
     int compare = 0, calibrate = 1, logo = 0, kernel_col = 1;
     double overlap = OPM_GEMM_HOST_OVERLAP;
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **dst = !strcmp(a, "--data-dir") ? &dir : !strcmp(a, "--model") ? &model
-                         : !strcmp(a, "--output-csv") ? &csv : !strcmp(a, "--output-params") ? &params
-                         : !strcmp(a, "--format") ? &format : NULL;
+        /* `--opt value` or `--opt=value`; a next argument that is itself an
+         * option ("--data-dir --format json") is a missing value. */
+        char name[32];
+        const char *a = argv[i], *eq = strchr(a, '='), *val = NULL;
+        size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+        if (nl >= sizeof name) nl = sizeof name - 1;
+        memcpy(name, a, nl);
+        name[nl] = '\0';
+        const char **dst = !strcmp(name, "--data-dir") ? &dir : !strcmp(name, "--model") ? &model
+                         : !strcmp(name, "--output-csv") ? &csv : !strcmp(name, "--output-params") ? &params
+                         : !strcmp(name, "--format") ? &format : NULL;
+        int takes = dst || !strcmp(name, "--host-overlap");
+        if (takes) {
+            if (eq) val = eq + 1;
+            else if (i + 1 < argc && !(argv[i + 1][0] == '-' && argv[i + 1][1])) val = argv[++i];
+            if (!val || !*val) return cli_usage("%s: expected a value", name);
+        } else if (eq) {
+            return cli_usage("validate-gemm-latency: unknown argument '%s' (see --help)", a);
+        }
         if (dst) {
-            if (i + 1 >= argc) return cli_usage("%s: expected a value", a);
-            *dst = argv[++i];
+            *dst = val;
         } else if (!strcmp(a, "--compare-rooflines")) {
             compare = 1;
-        } else if (!strcmp(a, "--host-overlap")) {
-            if (i + 1 >= argc) return cli_usage("%s: expected a value", a);
+        } else if (!strcmp(name, "--host-overlap")) {
             char *end;
-            overlap = strtod(argv[++i], &end);
-            if (end == argv[i] || *end || !(overlap >= 0 && overlap <= 0.5))
-                return cli_usage("--host-overlap: expected a fraction in [0, 0.5], got '%s'", argv[i]);
+            overlap = strtod(val, &end);
+            if (end == val || *end || !(overlap >= 0 && overlap <= 0.5))
+                return cli_usage("--host-overlap: expected a fraction in [0, 0.5], got '%s'", val);
         } else if (!strcmp(a, "--no-calibrate-fixed-overhead")) {
             calibrate = 0;
         } else if (!strcmp(a, "--ignore-kernel-column")) {
