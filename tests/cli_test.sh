@@ -677,6 +677,22 @@ run "$BIN" validate-gemm-latency --data-dir=tests/data/gemm --format=json
 [ "$RC" -eq 0 ] && grep -q '"rows": 6' "$T/out"
 report $? "validate-gemm-latency accepts --opt=value" "exit $RC: $(first_err)"
 
+# Quoted CSV fields (RFC 4180 within a line) keep their commas and quotes,
+# and --output-csv quotes a name that needs it: the group round-trips.
+mkdir -p "$T/gemm_quoted"
+printf '%s\r\n' 'hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source' \
+    '"t4",fp32,1,64,64,64,0,0,0,"30","volta_sgemm_32x32, sliced","my ""src"", a/b"' >"$T/gemm_quoted/rows.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_quoted" --no-calibrate-fixed-overhead \
+    --output-csv "$T/gemm_quoted_rows.csv"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["group"] for r in rows] == ["t4|my \"src\", a"], rows' "$T/gemm_quoted_rows.csv" 2>/dev/null &&
+    why="$(cat "$T/gemm_quoted_rows.csv")"
+[ -z "$why" ]
+report $? "validate-gemm-latency: quoted fields are read whole and written back quoted" "$why"
+
 for bad in 0.9 -1 lots; do
     run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"

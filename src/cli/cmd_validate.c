@@ -136,6 +136,22 @@ static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_
     sb_putc(b, '\n');
 }
 
+/* A CSV field: as is, or quoted (RFC 4180, quotes doubled) when it holds
+ * a comma, a quote or a line end, so names from the input stay one field. */
+static void sb_csv_field(strbuf *b, const char *s)
+{
+    if (!s[strcspn(s, ",\"\r\n")]) {
+        sb_puts(b, s);
+        return;
+    }
+    sb_putc(b, '"');
+    for (; *s; s++) {
+        if (*s == '"') sb_putc(b, '"');
+        sb_putc(b, *s);
+    }
+    sb_putc(b, '"');
+}
+
 /* The per-row CSV, appended to b. */
 static void build_csv(strbuf *bp, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv)
 {
@@ -145,14 +161,17 @@ static void build_csv(strbuf *bp, const opm_gemm_dataset *ds, const opm_gemm_val
     sb_puts(&b, ",group\n");
     for (size_t i = 0; i < ds->n_rows; i++) {
         const opm_gemm_row *r = &ds->rows[i];
-        sb_printf(&b, "%s,%s,%lld,%lld,%lld,%lld,%d,%d,%d,%s,%d,%.4f", ds->hw_names[r->hw], opm_dtype_name(r->dtype),
+        sb_csv_field(&b, ds->hw_names[r->hw]);
+        sb_printf(&b, ",%s,%lld,%lld,%lld,%lld,%d,%d,%d,%s,%d,%.4f", opm_dtype_name(r->dtype),
                   (long long)r->batch, (long long)r->m, (long long)r->n, (long long)r->k, r->ta, r->tb, r->bias,
                   opm_gemm_class_names[r->cls], vs[0].is_cal[i], r->latency_s * 1e6);
         for (size_t j = 0; j < nv; j++) {
             if (isnan(vs[j].pred_s[i])) sb_putc(&b, ',');
             else sb_printf(&b, ",%.4f", vs[j].pred_s[i] * 1e6);
         }
-        sb_printf(&b, ",%s\n", ds->group_names[r->group]);
+        sb_putc(&b, ',');
+        sb_csv_field(&b, ds->group_names[r->group]);
+        sb_putc(&b, '\n');
     }
     *bp = b;
 }

@@ -31,29 +31,38 @@ void opm_csv_close(opm_csv *c)
     c->nf = 0;
 }
 
-/* The format has no quoted commas, so a plain split at every comma is the
- * whole grammar; quotes only ever wrap a field a spreadsheet chose to
- * quote. */
+/* Splits one line in place into at most max fields (RFC 4180 on one line):
+ * a field may be quoted, and then holds commas and doubled quotes ("" for
+ * "); text after a closing quote is dropped, an unclosed quote runs to the
+ * end of the line.  Unquoted fields lose surrounding spaces and the line
+ * end.  The fields are written over the line, never past what was read. */
 static int split(char *line, char **f, int max)
 {
     int n = 0;
-    char *p = line;
-    for (;;) {
-        if (n == max) break;
-        f[n++] = p;
-        char *c = strchr(p, ',');
-        if (!c) break;
-        *c = '\0';
-        p = c + 1;
-    }
-    for (int i = 0; i < n; i++) {
-        size_t l = strlen(f[i]);
-        while (l && (f[i][l - 1] == '\n' || f[i][l - 1] == '\r' || f[i][l - 1] == ' ')) f[i][--l] = '\0';
-        while (*f[i] == ' ') f[i]++, l--;
-        if (l >= 2 && f[i][0] == '"' && f[i][l - 1] == '"') {
-            f[i][l - 1] = '\0';
-            f[i]++;
+    char *r = line, *w = line;
+    while (n < max) {
+        while (*r == ' ') r++;
+        f[n++] = w;
+        if (*r == '"') {
+            for (r++; *r; r++) {
+                if (*r == '"' && r[1] != '"') { r++; break; }
+                if (*r == '"') r++;
+                *w++ = *r;
+            }
+            while (*r && *r != ',') r++;
+            int more = *r == ',';
+            *w++ = '\0';
+            if (!more) break;
+            r++;
+            continue;
         }
+        char *start = w;
+        while (*r && *r != ',') *w++ = *r++;
+        int more = *r == ',';
+        while (w > start && (w[-1] == '\n' || w[-1] == '\r' || w[-1] == ' ')) w--;
+        *w++ = '\0';
+        if (!more) break;
+        r++;
     }
     return n;
 }

@@ -2,7 +2,9 @@
  * loaders (validate-gemm-latency's in gemm_latency.c, calibrate's in
  * calibrate.c) so that both accept the same files: lines of any length, a
  * UTF-8 byte order mark, CRLF line ends, blank lines, one field-splitting
- * rule, the header's column lookup, and the *.csv files under a directory.
+ * rule (RFC 4180 quoting within a line: a quoted field keeps its commas,
+ * "" is a quote), the header's column lookup, and the *.csv files under a
+ * directory.
  * Internal to the library; errors are returned in an opm_error, never
  * printed. */
 #ifndef OPM_VALIDATE_CSV_H
@@ -13,7 +15,7 @@
 #include "opmodel/opmodel.h"
 #include "../core/internal.h"
 
-/* Fields past the 64th stay joined, commas and all, in the last one. */
+/* A line's fields past the 64th are dropped. */
 #define OPM_CSV_MAX_FIELDS 64
 
 /* One open file.  After each opm_csv_read, fld[0 .. nf) are the fields of
