@@ -536,6 +536,29 @@ assert rows["v100_pcie_32gb|t:a"] < 0.8 * rows["v100_pcie_32gb|t:b"], rows' "$T/
 [ -z "$why" ]
 report $? "validate-gemm-latency: threads_per_cta sets a kernel's warps; a bad value is a bad row" "$why"
 
+# split_k, the K slices of the recorded launch grid, is the row's split:
+# the same few-tile, long-K row is predicted faster split 8 ways than
+# whole; a value that is not a slice count makes the row a bad one.
+mkdir -p "$T/gemm_split"
+{
+    echo "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,threads_per_cta,split_k"
+    echo "t4,fp32,1,64,64,65536,0,1,1,100,volta_sgemm_64x64_tn,t:a/x,64,8"
+    echo "t4,fp32,1,64,64,65536,0,1,1,100,volta_sgemm_64x64_tn,t:b/x,64,1"
+    echo "t4,fp32,1,64,64,65536,0,1,1,100,volta_sgemm_64x64_tn,t:c/x,64,0"
+} >"$T/gemm_split/rows.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_split" --no-calibrate-fixed-overhead --format json \
+    --output-csv "$T/gemm_split_rows.csv"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import csv, json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rows_skipped_bad"] == 1, d["rows_skipped_bad"]
+rows = {r["group"]: float(r["extended_roofline_us"]) for r in csv.DictReader(open(sys.argv[2]))}
+assert rows["t4|t:a"] < 0.5 * rows["t4|t:b"], rows' "$T/out" "$T/gemm_split_rows.csv" 2>/dev/null &&
+    why="$(head -c 300 "$T/out"; cat "$T/gemm_split_rows.csv")"
+[ -z "$why" ]
+report $? "validate-gemm-latency: split_k sets a row's K slices; a bad value is a bad row" "$why"
+
 mkdir -p "$T/gemm_empty"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"
 fails_cleanly "validate-gemm-latency on an empty directory exits 2 with one line" "csv files under"

@@ -33,7 +33,7 @@ import shutil
 import sys
 
 COLUMNS = ["hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias",
-           "latency_us", "energy_j", "clock_mhz", "kernel", "source", "threads_per_cta"]
+           "latency_us", "energy_j", "clock_mhz", "kernel", "source", "threads_per_cta", "split_k"]
 
 # NeuSight `Device` column -> opmodel built-in hardware name.
 NEUSIGHT_HW = {
@@ -131,12 +131,20 @@ def read_neusight(src):
                         threads = ""
                     if threads != "" and not (0 < threads <= 1024):
                         threads = ""
+                    # The launch grid's z is the batch times the K slices the GEMM kernel
+                    # splits K into (1: whole K per CTA); a grid that is not a multiple of
+                    # the batch is left out.
+                    try:
+                        gz = int(r["Grid z"])
+                        split = gz // B if gz % B == 0 and gz >= B else ""
+                    except (KeyError, ValueError, TypeError):
+                        split = ""
                     row = {
                         "hardware": hw, "dtype": "fp32", "batch": batch, "m": m, "n": n, "k": k,
                         "transpose_a": ta, "transpose_b": tb, "bias": bias,
                         "latency_us": ms * 1000.0, "energy_j": "", "clock_mhz": "",
                         "kernel": kernel, "source": "neusight:%s/%s" % (op, gpu_tag),
-                        "threads_per_cta": threads,
+                        "threads_per_cta": threads, "split_k": split,
                     }
                     kept += 1
                     yield "neusight_%s_%s.csv" % (op, hw), row
@@ -228,7 +236,7 @@ def read_deepbench(src):
                 "hardware": hw, "dtype": dtype, "batch": 1, "m": N, "n": M, "k": K,
                 "transpose_a": int(bt == "T"), "transpose_b": int(at == "T"), "bias": 0,
                 "latency_us": ms * 1000.0, "energy_j": "", "clock_mhz": "", "kernel": "",
-                "source": tag + ("/padded" if padded else ""), "threads_per_cta": "",
+                "source": tag + ("/padded" if padded else ""), "threads_per_cta": "", "split_k": "",
             }
             kept += 1
             yield out_name, row

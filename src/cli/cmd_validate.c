@@ -37,7 +37,7 @@ static const char help[] =
     "  --ignore-kernel-column         predict every row with automatic kernel selection; by default a\n"
     "                                 row whose kernel column names a cuBLAS sgemm kernel is predicted\n"
     "                                 with that kernel's tile as hints (its warps from threads_per_cta,\n"
-    "                                 the recorded launch block, when the row has one)\n"
+    "                                 its K slices from split_k, when the row has them)\n"
     "  --leave-one-hardware-out       also score each hardware with all its rows held out and its\n"
     "                                 overhead taken from the others (median of their calibrated\n"
     "                                 overheads, same source tag): per hardware, pooled and by class\n"

@@ -109,10 +109,10 @@ static void free_list(char **v, size_t n)
 }
 
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_KERNEL, COL_CLOCK,
-       COL_THREADS, NCOL };
+       COL_THREADS, COL_SPLIT, NCOL };
 static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
                                             "transpose_b", "bias", "latency_us", "kernel", "clock_mhz",
-                                            "threads_per_cta"};
+                                            "threads_per_cta", "split_k"};
 #define NREQ COL_KERNEL
 
 /* A row error: "FILE:LINE: column: what". */
@@ -184,6 +184,11 @@ static int read_row(reader *rd, const opm_csv *in, const int *col)
         parse_count(fld[col[COL_THREADS]], 1, 1024, &threads))
         return row_error(in, rd->err, "threads_per_cta", "a thread count from 1 to 1024, or nothing",
                          fld[col[COL_THREADS]]);
+    int64_t split = 0;
+    if (col[COL_SPLIT] >= 0 && col[COL_SPLIT] < nf && fld[col[COL_SPLIT]][0] &&
+        parse_count(fld[col[COL_SPLIT]], 1, 1024, &split))
+        return row_error(in, rd->err, "split_k", "a K-slice count from 1 to 1024, or nothing", fld[col[COL_SPLIT]]);
+    r.split_k = (int16_t)split;
     if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) opm_gemm_parse_kernel(fld[col[COL_KERNEL]], (long)threads, &r);
     return set_push(rd->set, &r, rd->err);
 }

@@ -118,10 +118,10 @@ static int group_index(opm_gemm_dataset *ds, int hw, const char *tag)
 }
 
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_SOURCE, COL_KERNEL,
-       COL_CLOCK, COL_THREADS, NCOL };
+       COL_CLOCK, COL_THREADS, COL_SPLIT, NCOL };
 static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
                                             "transpose_b", "bias", "latency_us", "source", "kernel", "clock_mhz",
-                                            "threads_per_cta"};
+                                            "threads_per_cta", "split_k"};
 
 /* The warps of a kernel and the tile one warp computes.  Without a recorded
  * block size (threads = 0) a kernel is taken to use 8x8 thread tiles (64
@@ -256,6 +256,10 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         if (bad < 0 && col[COL_THREADS] >= 0 && col[COL_THREADS] < nf && fld[col[COL_THREADS]][0] &&
             (parse_i64(fld[col[COL_THREADS]], &threads) || threads < 1 || threads > 1024))
             bad = COL_THREADS, want = "a thread count from 1 to 1024, or nothing";
+        int64_t split = 0;
+        if (bad < 0 && col[COL_SPLIT] >= 0 && col[COL_SPLIT] < nf && fld[col[COL_SPLIT]][0] &&
+            (parse_i64(fld[col[COL_SPLIT]], &split) || split < 1 || split > 1024))
+            bad = COL_SPLIT, want = "a K-slice count from 1 to 1024, or nothing";
         if (bad >= 0) {
             if (!ds->rows_bad++)
                 snprintf(ds->first_bad, sizeof ds->first_bad, "%s:%zu: %s: expected %s, got '%.40s'", path, in.line,
@@ -265,6 +269,7 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         r.batch = v[0]; r.m = v[1]; r.n = v[2]; r.k = v[3];
         r.ta = v[4] != 0; r.tb = v[5] != 0; r.bias = v[6] != 0;
         r.latency_s = lat * 1e-6;
+        r.split_k = (int16_t)split;
         if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) opm_gemm_parse_kernel(fld[col[COL_KERNEL]], (long)threads, &r);
         r.cls = opm_gemm_size_class((double)r.batch, (double)r.m, (double)r.n, (double)r.k);
         r.hw = hw_index(ds, fld[col[COL_HW]]);
@@ -352,7 +357,8 @@ static opm_op *row_op(const opm_gemm_row *r, int hints, opm_error *err)
         (hints && r->kern_tm &&
          (opm_op_set_int(op, "cta_tile_m", r->kern_tm, err) || opm_op_set_int(op, "cta_tile_n", r->kern_tn, err) ||
           opm_op_set_int(op, "cta_tile_k", r->kern_tk, err) || opm_op_set_int(op, "warps_per_cta", r->kern_warps, err) ||
-          opm_op_set_int(op, "warp_tile_m", r->kern_wm, err) || opm_op_set_int(op, "warp_tile_n", r->kern_wn, err)))) {
+          opm_op_set_int(op, "warp_tile_m", r->kern_wm, err) || opm_op_set_int(op, "warp_tile_n", r->kern_wn, err) ||
+          (r->split_k > 0 && opm_op_set_int(op, "split_k", r->split_k, err))))) {
         opm_op_free(op);
         return NULL;
     }

@@ -37,6 +37,9 @@ typedef struct opm_gemm_row {
      * split-K reduction ran.  kern_tm = 0 when unknown. */
     int16_t kern_tm, kern_tn, kern_tk, kern_warps, kern_wm, kern_wn;
     unsigned char kern_splitk;
+    /* The split_k column: the K slices the launch grid shows (its z over
+     * the batch), 0 when not given; with the kernel, a split_k hint. */
+    int16_t split_k;
     /* The clock_mhz column in Hz, 0 when empty: the row is predicted on
      * the hardware at that SM clock (opm_hardware_with_clock). */
     double clock_hz;

@@ -1156,9 +1156,9 @@ Test(gemm_models, leave_one_out_fixture)
  * (the roofline gets the same).  The overall and roofline bounds are the
  * GEMM-models issue's bars; the others sit a little above what the models
  * reach (docs/gemm_models.md lists the figures), so a regression fails:
- * overall MAPE 11.90% (bound 12, the bar), every size class with at least
- * 50 rows at most 17.49% (bound 18.5), 3.17x below the roofline on the
- * same rows (bound 3x, the bar), leave-one-hardware-out 14.88% (bound
+ * overall MAPE 11.84% (bound 12, the bar), every size class with at least
+ * 50 rows at most 17.41% (bound 18.5), 3.19x below the roofline on the
+ * same rows (bound 3x, the bar), leave-one-hardware-out 14.78% (bound
  * 15.5). */
 Test(gemm_models, shipped_data_accuracy, .timeout = 120)
 {
