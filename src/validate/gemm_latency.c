@@ -65,56 +65,119 @@ int opm_gemm_size_class(double batch, double m, double n, double k)
 
 /* ---- loading ---- */
 
-/* Index of s in names[0..n), appended (a copy) when absent; -1 when out of
- * memory.  Names are kept whole: a hardware given as a long file path is
- * one entry however many rows name it. */
-static int intern(char ***names, size_t *n, const char *s, int *is_new)
+/* FNV-1a over a string, continuing from h. */
+static uint64_t hash_str(const char *s, uint64_t h)
 {
-    for (size_t i = 0; i < *n; i++)
-        if (strcmp((*names)[i], s) == 0) { *is_new = 0; return (int)i; }
-    char **t = realloc(*names, (*n + 1) * sizeof *t);
-    if (!t) return -1;
-    *names = t;
-    size_t len = strlen(s) + 1;
-    if (!(t[*n] = malloc(len))) return -1;
-    memcpy(t[*n], s, len);
-    *is_new = 1;
-    return (int)(*n)++;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
 }
 
+static uint64_t hw_hash(const char *name) { return hash_str(name, 14695981039346656037u); }
+
+static uint64_t group_hash(int hw, const char *tag)
+{
+    return hash_str(tag, 14695981039346656037u ^ ((uint64_t)(unsigned)hw * 0x9E3779B97F4A7C15u));
+}
+
+/* The tag part of group g's "hardware|tag" name. */
+static const char *group_tag_of(const opm_gemm_dataset *ds, size_t g)
+{
+    return ds->group_names[g] + strlen(ds->hw_names[ds->group_hw[g]]) + 1;
+}
+
+/* Rebuilds an index of twice the entries' room (at least 64 slots), from
+ * the hash of each of n entries; 0, or -1 when out of memory. */
+static int index_grow(size_t **slot, size_t *cap, size_t n, const opm_gemm_dataset *ds, int groups)
+{
+    size_t nc = *cap ? 2 * *cap : 64;
+    while (nc < 4 * (n + 1)) nc *= 2;
+    size_t *t = calloc(nc, sizeof *t);
+    if (!t) return -1;
+    for (size_t e = 0; e < n; e++) {
+        uint64_t h = groups ? group_hash(ds->group_hw[e], group_tag_of(ds, e)) : hw_hash(ds->hw_names[e]);
+        size_t i = (size_t)h & (nc - 1);
+        while (t[i]) i = (i + 1) & (nc - 1);
+        t[i] = e + 1;
+    }
+    free(*slot);
+    *slot = t;
+    *cap = nc;
+    return 0;
+}
+
+/* Index of hardware `name` in the dataset, its description opened (NULL
+ * when it cannot be) and its name kept whole (a hardware given as a long
+ * file path is one entry however many rows name it); -2 when out of memory. */
 static int hw_index(opm_gemm_dataset *ds, const char *name)
 {
-    size_t n = ds->n_hw;
-    int is_new;
-    opm_hardware **h = realloc(ds->hw, (n + 1) * sizeof *h);
-    if (!h) return -2;
-    ds->hw = h;
-    int i = intern(&ds->hw_names, &n, name, &is_new);
-    if (i < 0) return -2;
-    if (is_new) ds->hw[ds->n_hw++] = opm_hardware_open(name, NULL);
-    return i;
+    uint64_t h = hw_hash(name);
+    if (ds->hw_slots) {
+        for (size_t i = (size_t)h & (ds->hw_slots - 1); ds->hw_slot[i]; i = (i + 1) & (ds->hw_slots - 1))
+            if (!strcmp(ds->hw_names[ds->hw_slot[i] - 1], name)) return (int)(ds->hw_slot[i] - 1);
+    }
+    if (ds->n_hw >= (size_t)INT32_MAX) return -2;
+    if (ds->n_hw == ds->hw_cap) {
+        size_t nc = ds->hw_cap ? 2 * ds->hw_cap : 8;
+        char **tn = realloc(ds->hw_names, nc * sizeof *tn);
+        if (!tn) return -2;
+        ds->hw_names = tn;
+        opm_hardware **th = realloc(ds->hw, nc * sizeof *th);
+        if (!th) return -2;
+        ds->hw = th;
+        ds->hw_cap = nc;
+    }
+    if (4 * (ds->n_hw + 1) > ds->hw_slots && index_grow(&ds->hw_slot, &ds->hw_slots, ds->n_hw, ds, 0)) return -2;
+    size_t len = strlen(name) + 1;
+    char *copy = malloc(len);
+    if (!copy) return -2;
+    memcpy(copy, name, len);
+    size_t e = ds->n_hw++;
+    ds->hw_names[e] = copy;
+    ds->hw[e] = opm_hardware_open(name, NULL);
+    size_t i = (size_t)h & (ds->hw_slots - 1);
+    while (ds->hw_slot[i]) i = (i + 1) & (ds->hw_slots - 1);
+    ds->hw_slot[i] = e + 1;
+    return (int)e;
 }
 
 /* The group "hardware|tag" of hardware hw: found by (hw, tag), so the key
  * is built only for a new group; -1 when out of memory. */
 static int group_index(opm_gemm_dataset *ds, int hw, const char *tag)
 {
-    size_t hl = strlen(ds->hw_names[hw]);
-    for (size_t g = 0; g < ds->n_groups; g++)
-        if (ds->group_hw[g] == hw && strcmp(ds->group_names[g] + hl + 1, tag) == 0) return (int)g;
-    int *gh = realloc(ds->group_hw, (ds->n_groups + 1) * sizeof *gh);
-    if (!gh) return -1;
-    ds->group_hw = gh;
-    size_t tl = strlen(tag);
+    uint64_t h = group_hash(hw, tag);
+    if (ds->group_slots) {
+        for (size_t i = (size_t)h & (ds->group_slots - 1); ds->group_slot[i]; i = (i + 1) & (ds->group_slots - 1)) {
+            size_t g = ds->group_slot[i] - 1;
+            if (ds->group_hw[g] == hw && !strcmp(group_tag_of(ds, g), tag)) return (int)g;
+        }
+    }
+    if (ds->n_groups >= (size_t)INT32_MAX) return -1;
+    if (ds->n_groups == ds->group_cap) {
+        size_t nc = ds->group_cap ? 2 * ds->group_cap : 8;
+        char **tn = realloc(ds->group_names, nc * sizeof *tn);
+        if (!tn) return -1;
+        ds->group_names = tn;
+        int *th = realloc(ds->group_hw, nc * sizeof *th);
+        if (!th) return -1;
+        ds->group_hw = th;
+        ds->group_cap = nc;
+    }
+    if (4 * (ds->n_groups + 1) > ds->group_slots &&
+        index_grow(&ds->group_slot, &ds->group_slots, ds->n_groups, ds, 1))
+        return -1;
+    size_t hl = strlen(ds->hw_names[hw]), tl = strlen(tag);
     char *key = malloc(hl + tl + 2);
     if (!key) return -1;
     memcpy(key, ds->hw_names[hw], hl);
     key[hl] = '|';
     memcpy(key + hl + 1, tag, tl + 1);
-    int is_new, g = intern(&ds->group_names, &ds->n_groups, key, &is_new);
-    free(key);
-    if (g >= 0) gh[g] = hw;
-    return g;
+    size_t g = ds->n_groups++;
+    ds->group_names[g] = key;
+    ds->group_hw[g] = hw;
+    size_t i = (size_t)h & (ds->group_slots - 1);
+    while (ds->group_slot[i]) i = (i + 1) & (ds->group_slots - 1);
+    ds->group_slot[i] = g + 1;
+    return (int)g;
 }
 
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_SOURCE, COL_KERNEL,
@@ -329,6 +392,8 @@ void opm_gemm_dataset_free(opm_gemm_dataset *ds)
     for (size_t g = 0; g < ds->n_groups; g++) free(ds->group_names[g]);
     free(ds->group_names);
     free(ds->group_hw);
+    free(ds->hw_slot);
+    free(ds->group_slot);
     memset(ds, 0, sizeof *ds);
 }
 
@@ -367,10 +432,12 @@ static opm_op *row_op(const opm_gemm_row *r, int hints, opm_error *err)
 
 /* The hardware a row is predicted on: its hardware at the row's clock
  * and, when the caller gives per-group overheads, with its group's
- * overhead as device_fixed_overhead_cycles.  Made once per (hardware,
- * clock, group) and kept in a small list. */
+ * overhead as device_fixed_overhead_cycles.  A copy is made once per
+ * (hardware, clock) and kept in a small list; the group's overhead is set
+ * on it for each row (the rows are predicted one after another), so many
+ * groups cost no memory. */
 typedef struct row_hw {
-    int hw, group;               /* group -1: the hardware's own overhead */
+    int hw;
     double clock_hz;             /* 0: the hardware's clock */
     opm_hardware *h;             /* NULL: that clock is not valid for it */
 } row_hw;
@@ -381,26 +448,29 @@ static int hw_for_row(const opm_gemm_dataset *ds, const opm_gemm_row *r, const d
     int group = group_overhead_s ? r->group : -1;
     *out = ds->hw[r->hw];
     if (group < 0 && !(r->clock_hz > 0)) return 0;
-    for (size_t i = 0; i < *n; i++)
-        if ((*cache)[i].hw == r->hw && (*cache)[i].group == group && (*cache)[i].clock_hz == r->clock_hz) {
-            *out = (*cache)[i].h;
-            return 0;
-        }
-    row_hw *t = realloc(*cache, (*n + 1) * sizeof *t);
-    if (!t) return -1;
-    *cache = t;
-    opm_error e;
-    opm_error_clear(&e);
-    opm_hardware *h = r->clock_hz > 0 ? opm_hardware_with_clock(ds->hw[r->hw], r->clock_hz, &e)
-                                      : opm_hardware_clone(ds->hw[r->hw], &e);
+    opm_hardware *h = NULL;
+    size_t i = 0;
+    while (i < *n && !((*cache)[i].hw == r->hw && (*cache)[i].clock_hz == r->clock_hz)) i++;
+    if (i < *n) {
+        h = (*cache)[i].h;
+    } else {
+        row_hw *t = realloc(*cache, (*n + 1) * sizeof *t);
+        if (!t) return -1;
+        *cache = t;
+        opm_error e;
+        opm_error_clear(&e);
+        h = r->clock_hz > 0 ? opm_hardware_with_clock(ds->hw[r->hw], r->clock_hz, &e)
+                            : opm_hardware_clone(ds->hw[r->hw], &e);
+        t[(*n)++] = (row_hw){r->hw, r->clock_hz, h};
+        /* An invalid clock fails the rows that ask for it; no memory fails all. */
+        if (!h && e.code == OPM_ENOMEM) return -1;
+    }
     if (h && group >= 0) {
         h->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES] = group_overhead_s[group] * h->cparam[CP_CLOCK_HZ];
         h->cparam_set |= 1u << CP_DEVICE_FIXED_OVERHEAD_CYCLES;
     }
-    t[*n] = (row_hw){r->hw, group, r->clock_hz, h};
-    *out = t[(*n)++].h;
-    /* An invalid clock fails the rows that ask for it; no memory fails all. */
-    return !h && e.code == OPM_ENOMEM ? -1 : 0;
+    *out = h;
+    return 0;
 }
 
 /* Whether the power cap may bind for a row: its hardware has a power
@@ -459,8 +529,9 @@ int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *mod
 
 /* ---- calibration split ---- */
 
-/* Sort key of a calibration candidate: (FLOPs, m, n, k, batch, row). */
+/* Sort key of a calibration candidate: (group, FLOPs, m, n, k, batch, row). */
 typedef struct cal_key {
+    int group;
     double flops;
     int64_t m, n, k, batch;
     size_t row;
@@ -469,6 +540,7 @@ typedef struct cal_key {
 static int cmp_cal(const void *pa, const void *pb)
 {
     const cal_key *a = pa, *b = pb;
+    if (a->group != b->group) return a->group < b->group ? -1 : 1;
     if (a->flops != b->flops) return a->flops < b->flops ? -1 : 1;
     if (a->m != b->m) return a->m < b->m ? -1 : 1;
     if (a->n != b->n) return a->n < b->n ? -1 : 1;
@@ -482,18 +554,22 @@ int opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_cal
     memset(is_cal, 0, ds->n_rows);
     cal_key *keys = malloc((ds->n_rows + 1) * sizeof *keys);
     if (!keys) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
-    for (size_t g = 0; g < ds->n_groups; g++) {
-        size_t n = 0;
-        for (size_t i = 0; i < ds->n_rows; i++) {
-            const opm_gemm_row *r = &ds->rows[i];
-            double flops = 2.0 * (double)r->batch * (double)r->m * (double)r->n * (double)r->k;
-            if (r->group == (int)g && (r->cls == GC_SMALL || r->cls == GC_VECTOR_LIKE) && flops <= CAL_MAX_FLOPS)
-                keys[n++] = (cal_key){flops, r->m, r->n, r->k, r->batch, i};
-        }
-        if (!n) continue;
-        qsort(keys, n, sizeof *keys, cmp_cal);
-        size_t take = n < 2 * CAL_PER_GROUP ? (n + 1) / 2 : CAL_PER_GROUP;
-        for (size_t j = 0; j < take; j++) is_cal[keys[j].row] = 1;
+    /* Every group's candidates in one sort, then group by group: linear in
+     * the rows however many groups there are. */
+    size_t n = 0;
+    for (size_t i = 0; i < ds->n_rows; i++) {
+        const opm_gemm_row *r = &ds->rows[i];
+        double flops = 2.0 * (double)r->batch * (double)r->m * (double)r->n * (double)r->k;
+        if ((r->cls == GC_SMALL || r->cls == GC_VECTOR_LIKE) && flops <= CAL_MAX_FLOPS)
+            keys[n++] = (cal_key){r->group, flops, r->m, r->n, r->k, r->batch, i};
+    }
+    if (n) qsort(keys, n, sizeof *keys, cmp_cal);
+    for (size_t a = 0; a < n;) {
+        size_t b = a;
+        while (b < n && keys[b].group == keys[a].group) b++;
+        size_t cnt = b - a, take = cnt < 2 * CAL_PER_GROUP ? (cnt + 1) / 2 : CAL_PER_GROUP;
+        for (size_t j = 0; j < take; j++) is_cal[keys[a + j].row] = 1;
+        a = b;
     }
     free(keys);
     return 0;
@@ -608,17 +684,29 @@ static double overlapped(double base_s, double overlap_s)
  * max(overlap, predicted) over the same rows.  Groups without rows of
  * their own (or on the held-out hardware) borrow both.  Fills
  * v->host_overlap and the group_* arrays; scratch holds n_rows doubles. */
-static void calibrate_groups(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
-                             opm_gemm_validation *v, double *scratch)
+static int calibrate_groups(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
+                            opm_gemm_validation *v, double *scratch)
 {
     size_t n = ds->n_rows;
     v->host_overlap = o->calibrate ? o->host_overlap : 0;
+    /* Each group's first CAL_PER_GROUP usable calibration rows, in row
+     * order, from one pass over the rows. */
+    size_t *cal_all = malloc((ds->n_groups * CAL_PER_GROUP + 1) * sizeof *cal_all);
+    unsigned char *cal_n = calloc(ds->n_groups + 1, 1);
+    if (!cal_all || !cal_n) {
+        free(cal_all);
+        free(cal_n);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int g = ds->rows[i].group;
+        if (v->is_cal[i] && !isnan(base[i]) && ds->group_hw[g] != o->holdout_hw && cal_n[g] < CAL_PER_GROUP)
+            cal_all[(size_t)g * CAL_PER_GROUP + cal_n[g]++] = i;
+    }
     for (size_t g = 0; g < ds->n_groups; g++) {
-        size_t cal[CAL_PER_GROUP], m = 0;
+        const size_t *cal = cal_all + g * CAL_PER_GROUP;
+        size_t m = cal_n[g];
         int hw = ds->group_hw[g];
-        for (size_t i = 0; i < n && m < CAL_PER_GROUP; i++)
-            if (v->is_cal[i] && ds->rows[i].group == (int)g && !isnan(base[i]) && hw != o->holdout_hw)
-                cal[m++] = i;
         for (size_t j = 0; j < m; j++) scratch[j] = ds->rows[cal[j]].latency_s;
         double ov = v->host_overlap * median_of(scratch, m);
         for (size_t j = 0; j < m; j++) scratch[j] = ds->rows[cal[j]].latency_s - overlapped(base[cal[j]], ov);
@@ -639,6 +727,9 @@ static void calibrate_groups(const opm_gemm_dataset *ds, const opm_gemm_validate
             if (!isnan(oh)) v->group_overhead_s[g] = oh;
             if (!isnan(ov)) v->group_overlap_s[g] = ov;
         }
+    free(cal_all);
+    free(cal_n);
+    return 0;
 }
 
 int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, const double *base,
@@ -655,13 +746,13 @@ int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *
         return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     }
     int rc = o->calibrate ? opm_gemm_calibration_split(ds, v->is_cal, err) : 0;
+    if (!rc && calibrate_groups(ds, o, base, v, scratch)) rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     if (rc) {
         free(scratch);
         free(sel);
         opm_gemm_validation_free(v);
         return rc;
     }
-    calibrate_groups(ds, o, base, v, scratch);
     for (size_t i = 0; i < n; i++) {
         const opm_gemm_row *r = &ds->rows[i];
         if (r->hw == o->holdout_hw) v->is_cal[i] = 0;
@@ -682,6 +773,7 @@ int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *
         return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     }
     for (size_t h = 0; h < ds->n_hw; h++) {
+        if (!ds->hw[h]) continue; /* unknown hardware: no rows (and thousands of names cost no pass) */
         for (size_t i = 0; i < n; i++) sub[i] = sel[i] && ds->rows[i].hw == (int)h;
         stats(ds, v->pred_s, sub, scratch, &v->by_hw[h]);
     }
@@ -716,7 +808,7 @@ static int hold_out(const opm_gemm_dataset *ds, const char *model, int use_kerne
 {
     size_t n = ds->n_rows;
     opm_gemm_validate_opts o = {model, 1, h, host_overlap};
-    calibrate_groups(ds, &o, base, cal, scratch);
+    if (calibrate_groups(ds, &o, base, cal, scratch)) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     memcpy(work, base, n * sizeof *work);
     int rc = opm_gemm_repredict_with_overhead(ds, model, use_kernel_column, cal->group_overhead_s, h, work, err);
     if (rc) return rc;

@@ -58,6 +58,11 @@ typedef struct opm_gemm_dataset {
     size_t n_groups;
     char **group_names;          /* "hardware|source tag" (owned) */
     int *group_hw;
+    /* Loading only: array capacities, and open-addressing indexes over the
+     * hardware names and (hardware, tag) groups (entry + 1 per slot, 0
+     * empty), so that many distinct names load in linear time. */
+    size_t hw_cap, group_cap, hw_slots, group_slots;
+    size_t *hw_slot, *group_slot;
 } opm_gemm_dataset;
 
 /* Reads every *.csv under dir (recursively, in sorted order; csv.h says
