@@ -615,6 +615,45 @@ if [ -c /dev/full ]; then
     report $? "validate-gemm-latency: a failed write to /dev/full leaves the device in place" ""
 fi
 
+# A link as the output: the link's target gets the text, the link stays.
+printf 'old\n' >"$T/link_target.csv"
+ln -sf "$T/link_target.csv" "$T/link.csv"
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --output-csv "$T/link.csv"
+[ "$RC" -eq 0 ] && [ -L "$T/link.csv" ] && head -n 1 "$T/link_target.csv" | grep -q '^hardware,'
+report $? "validate-gemm-latency --output-csv LINK writes the link's target and keeps the link" "exit $RC"
+# Two names for one file are refused (the CSV would be lost).
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --output-csv "$T/same.out" --output-params "$T/./same.out"
+fails_cleanly "validate-gemm-latency: --output-csv and --output-params naming one file exit 2" "also the"
+# A file that is not writable is refused, not replaced.
+printf 'keep\n' >"$T/ro.json"
+chmod 0444 "$T/ro.json"
+if [ "$(id -u)" -ne 0 ]; then
+    run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --output-params "$T/ro.json"
+    fails_cleanly "validate-gemm-latency: a read-only --output-params exits 2" "ro.json"
+    [ "$(cat "$T/ro.json")" = keep ]
+    report $? "validate-gemm-latency: the read-only file is unchanged" ""
+fi
+chmod 0644 "$T/ro.json"
+# An input reached through a link in the data folder is still an input.
+mkdir -p "$T/gemm_linked"
+cp tests/data/gemm/tiny.csv "$T/linked_outside.csv"
+cp "$T/linked_outside.csv" "$T/linked_outside_copy.csv"
+ln -sf "$T/linked_outside.csv" "$T/gemm_linked/rows.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_linked" --output-csv "$T/linked_outside.csv"
+fails_cleanly "validate-gemm-latency: an input linked into the data folder is not overwritten" "input files"
+cmp -s "$T/linked_outside.csv" "$T/linked_outside_copy.csv"
+report $? "validate-gemm-latency: the linked input is unchanged" ""
+
+# /dev/stdout is stdout: the output there, the report on stderr.
+run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --output-params /dev/stdout
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/out" 2>/dev/null && why="stdout is not the JSON"
+[ -z "$why" ] && ! grep -q "mape" "$T/err" && why="no report on stderr"
+[ -z "$why" ] && [ ! -L /dev/stdout ] && [ -e /proc/self/fd/1 ] && why="/dev/stdout is no longer a link"
+[ -z "$why" ]
+report $? "validate-gemm-latency --output-params /dev/stdout: JSON on stdout, report on stderr" "$why"
+
 # Inputs are never overwritten.
 mkdir -p "$T/gemm_self"
 cp tests/data/gemm/tiny.csv "$T/gemm_self/rows.csv"

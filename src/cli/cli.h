@@ -19,11 +19,15 @@ typedef struct cli_output {
 } cli_output;
 /* Writes the outputs all or none (output.c): regular files through
  * temporary files renamed into place once all are written, so a failure
- * leaves every target as it was; a device or FIFO in place, never removed.
- * Refuses, before writing anything, two outputs to stdout, two to one path,
- * and a path that is one of the inputs (n_in files or folders of *.csv).
+ * leaves every target as it was; a device, FIFO or link in place, after
+ * the temporaries, never removed.  Refuses, before writing anything, two
+ * outputs naming one file (stdout included), a file that is not writable,
+ * and one of the inputs (n_in files or folders of *.csv, compared by file).
  * EXIT_OK, or one error line and EXIT_USAGE. */
 int cli_write_outputs(const cli_output *out, size_t n, const char *const *inputs, size_t n_in);
+/* True when path is "-" or names the file stdout writes to (/dev/stdout,
+ * or the file stdout was redirected to): a report then goes to stderr. */
+int cli_is_stdout(const char *path);
 /* True when argv has -h/--help. */
 int cli_wants_help(int argc, char **argv);
 

@@ -165,12 +165,13 @@ int cmd_calibrate(int argc, char **argv)
         return cli_fail(&err);
     }
     const cli_output o_yaml = {"-o", out, text, strlen(text)};
+    int report_to_stderr = cli_is_stdout(out);
     /* The measurements are not overwritten; a hardware file may be
      * calibrated in place (it has been read whole by now). */
     const char *inputs[1] = {o.data};
     rc = cli_write_outputs(&o_yaml, 1, inputs, 1);
     free(text);
-    if (rc == EXIT_OK) report(strcmp(out, "-") ? stdout : stderr, &c, out);
+    if (rc == EXIT_OK) report(report_to_stderr ? stderr : stdout, &c, out);
     opm_calibration_free(&c);
     return rc;
 }

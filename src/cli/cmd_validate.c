@@ -46,8 +46,8 @@ static const char help[] =
     "  --format table|json            the report: a table (default) or one JSON object (contract §5)\n"
     "\n"
     "Output files are written all or none (a failure leaves every target as it was) and never\n"
-    "overwrite a CSV under DIR; F = - writes on stdout (one output at most), the report then\n"
-    "going to stderr.  Rows with a field that cannot be read are skipped and counted; no row\n"
+    "overwrite a CSV read from DIR; F = - (or /dev/stdout) writes on stdout (one output at\n"
+    "most), the report then going to stderr.  Rows with a field that cannot be read are skipped and counted; no row\n"
     "left to score is an error (exit 2).\n";
 
 static double num(double x) { return isfinite(x) ? x : 0; }
@@ -137,10 +137,12 @@ static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_
 }
 
 /* A CSV field: as is, or quoted (RFC 4180, quotes doubled) when it holds
- * a comma, a quote or a line end, so names from the input stay one field. */
+ * a comma, a quote or a line end, or starts or ends with a space (which a
+ * reader trims), so names from the input read back the same. */
 static void sb_csv_field(strbuf *b, const char *s)
 {
-    if (!s[strcspn(s, ",\"\r\n")]) {
+    size_t len = strlen(s);
+    if (!s[strcspn(s, ",\"\r\n")] && !(len && (s[0] == ' ' || s[len - 1] == ' '))) {
         sb_puts(b, s);
         return;
     }
@@ -403,6 +405,8 @@ int cmd_validate_gemm_latency(int argc, char **argv)
         if (rc == EXIT_OK && csv) build_csv(&cb, &ds, vs, nv);
         if (rc == EXIT_OK && params) build_params(&pb, &ds, vs, nv, calibrate);
         if (rc == EXIT_OK && (js.oom || cb.oom || pb.oom)) rc = cli_usage("out of memory");
+        /* Decided before the outputs replace any file stdout may point at. */
+        int report_to_stderr = (csv && cli_is_stdout(csv)) || (params && cli_is_stdout(params));
         if (rc == EXIT_OK) {
             cli_output outs[2];
             size_t no = 0;
@@ -411,7 +415,6 @@ int cmd_validate_gemm_latency(int argc, char **argv)
             const char *inputs[1] = {dir};
             rc = cli_write_outputs(outs, no, inputs, 1);
         }
-        int report_to_stderr = (csv && !strcmp(csv, "-")) || (params && !strcmp(params, "-"));
         FILE *rf = report_to_stderr ? stderr : stdout;
         if (rc == EXIT_OK && js.n && (fwrite(js.p, 1, js.n, rf) != js.n || fflush(rf)))
             rc = cli_usage("%s: I/O error", report_to_stderr ? "stderr" : "stdout");
