@@ -553,8 +553,8 @@ static int run_fit(const opm_hardware *start, const opm_cal_options *o, const ca
         int need = n_active + 1;
         while (need - need / OPM_CAL_HOLDOUT_EVERY <= n_active) need++;
         rc = opm_err(err, OPM_EINVAL, "--data",
-                     "%zu training rows of %s for %d fitted parameters: give at least %d rows (every %dth row "
-                     "is held out), or fewer parameters with --fit",
+                     "%zu training rows of %s for %d fitted parameters: give at least %d rows the model can "
+                     "predict (every %dth row is held out), or fewer parameters with --fit",
                      train.n, c->hardware, n_active, need, OPM_CAL_HOLDOUT_EVERY);
         goto out;
     }
