@@ -721,7 +721,15 @@ static int problem(const opm_op *op, gemm_problem *pb)
     const opm_tensor *c = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
     if (!a || !b || !c || a->rank < 2 || b->rank < 2) return 0;
     int batched = opm_op_kind(op) == OPM_KIND_BATCHED_GEMM;
-    int ta = opm_op_get_bool(op, "transpose_a", 0), tb = opm_op_get_bool(op, "transpose_b", 0);
+    /* transpose_a, transpose_b and bias in one pass over the attributes. */
+    int ta = 0, tb = 0, bias = 0;
+    size_t na = opm_op_attr_count(op);
+    for (size_t i = 0; i < na; i++) {
+        const char *key = opm_op_attr_key(op, i);
+        if (key[0] == 't' && !strcmp(key, "transpose_a")) ta = opm_op_attr_bool_at(op, i, 0);
+        else if (key[0] == 't' && !strcmp(key, "transpose_b")) tb = opm_op_attr_bool_at(op, i, 0);
+        else if (key[0] == 'b' && !strcmp(key, "bias")) bias = opm_op_attr_bool_at(op, i, 0);
+    }
     double m = (double)(ta ? a->shape[a->rank - 1] : a->shape[a->rank - 2]);
     pb->k = (double)(ta ? a->shape[a->rank - 2] : a->shape[a->rank - 1]);
     pb->n = (double)(tb ? b->shape[b->rank - 2] : b->shape[b->rank - 1]);
@@ -732,7 +740,7 @@ static int problem(const opm_op *op, gemm_problem *pb)
     pb->a_bytes = opm_dtype_bytes(a->dtype);
     pb->b_bytes = opm_dtype_bytes(b->dtype);
     pb->c_bytes = opm_dtype_bytes(c->dtype);
-    pb->bias = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 1) != NULL || opm_op_get_bool(op, "bias", 0);
+    pb->bias = bias || opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 1) != NULL;
     pb->trans_a = ta;
     pb->trans_b = tb;
     return 1;
