@@ -1,6 +1,9 @@
-/* error.c — filling and decorating opm_error values. */
+/* error.c — filling and decorating opm_error values, and the two small
+ * helpers every module shares: a bounded string copy and array growth. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "internal.h"
 
@@ -44,6 +47,21 @@ void opm_strlcpy(char *dst, const char *src, size_t cap)
     if (n >= cap) n = cap - 1;
     memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+int opm_array_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) {
+        if (n > SIZE_MAX / 2 / elem) return -1;
+        n *= 2;
+    }
+    void *q = realloc(*p, n * elem);
+    if (!q) return -1;
+    *p = q;
+    *cap = n;
+    return 0;
 }
 
 static size_t edit_distance(const char *a, const char *b)

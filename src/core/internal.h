@@ -63,6 +63,10 @@ extern const char *const opm_role_name_list[];
 
 /* Bounded string copy that always terminates. */
 void opm_strlcpy(char *dst, const char *src, size_t cap);
+/* Grows the malloc'ed array *p (capacity *cap elements of `elem` bytes,
+ * doubling from 64) to hold `need`; 0, or -1 when out of memory (*p and
+ * *cap unchanged). */
+int opm_array_grow(void **p, size_t *cap, size_t need, size_t elem);
 /* Levenshtein-closest candidate from a NULL-terminated list (NULL if none
  * is close enough), for "did you mean" hints. */
 const char *opm_closest(const char *word, const char *const *candidates);

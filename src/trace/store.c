@@ -20,24 +20,6 @@ static uint64_t hash_bytes(const char *s, size_t len)
     return h;
 }
 
-int opm_array_grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t n = *cap ? *cap : 64;
-    while (n < need) {
-        if (n > SIZE_MAX / 2 / elem)
-            return -1;
-        n *= 2;
-    }
-    void *q = realloc(*p, n * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = n;
-    return 0;
-}
-
 static char *arena_alloc(opm_strtab *st, size_t len)
 {
     if (st->block == NULL || st->block_cap - st->block_used < len) {

@@ -122,9 +122,6 @@ int opm_trace_add_flow(opm_trace *t, const opm_tflow *f, opm_error *err);
 /* Returns the new args index in *index. */
 int opm_trace_add_args(opm_trace *t, const opm_call_args *a, uint32_t *index, opm_error *err);
 int opm_trace_add_device(opm_trace *t, const opm_tdevice *d, opm_error *err);
-/* Grows the malloc'ed array *p (capacity *cap elements of `elem` bytes,
- * doubling) to hold `need`; 0, or -1 when out of memory (*p unchanged). */
-int opm_array_grow(void **p, size_t *cap, size_t need, size_t elem);
 /* A blank event: every id field OPM_NO_ID, args OPM_NONE32, stream/device -1. */
 void opm_tev_init(opm_tev *e);
 

@@ -69,20 +69,15 @@ static void set_free(cal_set *s)
 static int set_push(cal_set *s, const opm_gemm_row *r, opm_error *err)
 {
     if (s->n == s->cap) {
-        size_t nc = s->cap ? 2 * s->cap : 256;
-        opm_gemm_row *t = realloc(s->rows, nc * sizeof *t);
-        if (!t) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
-        s->rows = t;
-        double *m = realloc(s->meas, nc * sizeof *m);
-        if (!m) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
-        s->meas = m;
-        double *l = realloc(s->logm, nc * sizeof *l);
-        if (!l) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
-        s->logm = l;
-        double *c = realloc(s->s_per_cycle, nc * sizeof *c);
-        if (!c) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
-        s->s_per_cycle = c;
-        s->cap = nc;
+        /* Four parallel arrays on one capacity: each grows from a copy of
+         * it, and the capacity is what all four reached. */
+        size_t c[4] = {s->cap, s->cap, s->cap, s->cap}, need = s->n + 1;
+        if (opm_array_grow((void **)&s->rows, &c[0], need, sizeof *s->rows) ||
+            opm_array_grow((void **)&s->meas, &c[1], need, sizeof *s->meas) ||
+            opm_array_grow((void **)&s->logm, &c[2], need, sizeof *s->logm) ||
+            opm_array_grow((void **)&s->s_per_cycle, &c[3], need, sizeof *s->s_per_cycle))
+            return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        s->cap = c[0];
     }
     s->rows[s->n] = *r;
     s->meas[s->n] = r->latency_s;

@@ -122,11 +122,9 @@ int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *
     struct dirent *de;
     while (!rc && (de = readdir(d))) {
         if (de->d_name[0] == '.') continue;
-        if (nn == nc) {
-            nc = nc ? 2 * nc : 16;
-            char **t = realloc(names, nc * sizeof *t);
-            if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-            names = t;
+        if (opm_array_grow((void **)&names, &nc, nn + 1, sizeof *names)) {
+            rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+            break;
         }
         size_t len = strlen(dir) + strlen(de->d_name) + 2;
         if (!(names[nn] = malloc(len))) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
@@ -145,12 +143,9 @@ int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *
             rc = opm_csv_list_dir(names[i], field, paths, n, cap, err);
         } else if (len > 4 && strcmp(names[i] + len - 4, ".csv") == 0 && stat(names[i], &st) == 0 &&
                    S_ISREG(st.st_mode)) {
-            if (*n == *cap) {
-                size_t c2 = *cap ? 2 * *cap : 32;
-                char **t = realloc(*paths, c2 * sizeof *t);
-                if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-                *paths = t;
-                *cap = c2;
+            if (opm_array_grow((void **)paths, cap, *n + 1, sizeof **paths)) {
+                rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+                break;
             }
             (*paths)[(*n)++] = names[i];
             names[i] = NULL;

@@ -117,14 +117,12 @@ static int hw_index(opm_gemm_dataset *ds, const char *name)
     }
     if (ds->n_hw >= (size_t)INT32_MAX) return -2;
     if (ds->n_hw == ds->hw_cap) {
-        size_t nc = ds->hw_cap ? 2 * ds->hw_cap : 8;
-        char **tn = realloc(ds->hw_names, nc * sizeof *tn);
-        if (!tn) return -2;
-        ds->hw_names = tn;
-        opm_hardware **th = realloc(ds->hw, nc * sizeof *th);
-        if (!th) return -2;
-        ds->hw = th;
-        ds->hw_cap = nc;
+        /* Two parallel arrays on one capacity (as in calibrate.c's set). */
+        size_t c[2] = {ds->hw_cap, ds->hw_cap};
+        if (opm_array_grow((void **)&ds->hw_names, &c[0], ds->n_hw + 1, sizeof *ds->hw_names) ||
+            opm_array_grow((void **)&ds->hw, &c[1], ds->n_hw + 1, sizeof *ds->hw))
+            return -2;
+        ds->hw_cap = c[0];
     }
     if (4 * (ds->n_hw + 1) > ds->hw_slots && index_grow(&ds->hw_slot, &ds->hw_slots, ds->n_hw, ds, 0)) return -2;
     size_t len = strlen(name) + 1;
@@ -153,14 +151,11 @@ static int group_index(opm_gemm_dataset *ds, int hw, const char *tag)
     }
     if (ds->n_groups >= (size_t)INT32_MAX) return -1;
     if (ds->n_groups == ds->group_cap) {
-        size_t nc = ds->group_cap ? 2 * ds->group_cap : 8;
-        char **tn = realloc(ds->group_names, nc * sizeof *tn);
-        if (!tn) return -1;
-        ds->group_names = tn;
-        int *th = realloc(ds->group_hw, nc * sizeof *th);
-        if (!th) return -1;
-        ds->group_hw = th;
-        ds->group_cap = nc;
+        size_t c[2] = {ds->group_cap, ds->group_cap};
+        if (opm_array_grow((void **)&ds->group_names, &c[0], ds->n_groups + 1, sizeof *ds->group_names) ||
+            opm_array_grow((void **)&ds->group_hw, &c[1], ds->n_groups + 1, sizeof *ds->group_hw))
+            return -1;
+        ds->group_cap = c[0];
     }
     if (4 * (ds->n_groups + 1) > ds->group_slots &&
         index_grow(&ds->group_slot, &ds->group_slots, ds->n_groups, ds, 1))
@@ -347,12 +342,9 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         }
         r.group = group_index(ds, r.hw, tag);
         if (r.group < 0) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-        if (ds->n_rows == ds->cap) {
-            size_t nc = ds->cap ? 2 * ds->cap : 1024;
-            opm_gemm_row *t = realloc(ds->rows, nc * sizeof *t);
-            if (!t) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
-            ds->rows = t;
-            ds->cap = nc;
+        if (opm_array_grow((void **)&ds->rows, &ds->cap, ds->n_rows + 1, sizeof *ds->rows)) {
+            rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+            break;
         }
         ds->rows[ds->n_rows++] = r;
     }
