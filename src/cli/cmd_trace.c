@@ -4,10 +4,9 @@
  * folder.
  *
  * Every output is built in memory before anything is written, so an error
- * leaves stdout empty; files are written under temporary names and renamed
- * into place only once all of them are complete. */
+ * leaves stdout empty; the folder's files go through cli_write_outputs
+ * (output.c), all or none. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,23 +127,6 @@ static void print_note(const char *note)
     if (note[0]) fprintf(stderr, "%s\n", note);
 }
 
-typedef struct out_file {
-    const char *name;
-    char *text;
-    char *path, *tmp;
-    int tmp_made;
-} out_file;
-
-static void out_files_free(out_file *f, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (f[i].tmp_made) unlink(f[i].tmp);
-        free(f[i].text);
-        free(f[i].path);
-        free(f[i].tmp);
-    }
-}
-
 /* mkdir -p. */
 static int make_dir(const char *dir)
 {
@@ -168,80 +150,46 @@ static int make_dir(const char *dir)
     return 0;
 }
 
-static char *join(const char *dir, const char *prefix, const char *name, const char *suffix)
+static char *join(const char *dir, const char *name)
 {
     size_t n = strlen(dir);
     const char *slash = n && dir[n - 1] == '/' ? "" : "/";
-    size_t len = n + strlen(slash) + strlen(prefix) + strlen(name) + strlen(suffix) + 1;
+    size_t len = n + strlen(slash) + strlen(name) + 1;
     char *p = malloc(len);
-    if (p) snprintf(p, len, "%s%s%s%s%s", dir, slash, prefix, name, suffix);
+    if (p) snprintf(p, len, "%s%s%s", dir, slash, name);
     return p;
-}
-
-static int write_tmp(out_file *f)
-{
-    int fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, 0666);
-    if (fd < 0) return cli_usage("%s: cannot create: %s", f->tmp, strerror(errno));
-    f->tmp_made = 1;
-    size_t len = strlen(f->text), done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, f->text + done, len - done);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            int e = errno;
-            close(fd);
-            return cli_usage("%s: write error: %s", f->tmp, strerror(e));
-        }
-        done += (size_t)w;
-    }
-    if (close(fd)) return cli_usage("%s: write error: %s", f->tmp, strerror(errno));
-    return 0;
-}
-
-/* All files written under temporary names first, then renamed: an error
- * in any of them leaves none behind. */
-static int write_dir(const char *dir, out_file *f, size_t n)
-{
-    char pid[32];
-    snprintf(pid, sizeof pid, ".tmp%ld", (long)getpid());
-    for (size_t i = 0; i < n; i++) {
-        f[i].path = join(dir, "", f[i].name, "");
-        f[i].tmp = join(dir, ".", f[i].name, pid);
-        if (!f[i].path || !f[i].tmp) return cli_usage("out of memory");
-    }
-    int rc = make_dir(dir);
-    /* The one rename failure that can be foreseen, caught before any file
-     * is replaced. */
-    for (size_t i = 0; !rc && i < n; i++) {
-        struct stat st;
-        if (!stat(f[i].path, &st) && S_ISDIR(st.st_mode)) rc = cli_usage("%s: is a folder", f[i].path);
-    }
-    for (size_t i = 0; !rc && i < n; i++) rc = write_tmp(&f[i]);
-    for (size_t i = 0; !rc && i < n; i++) {
-        if (rename(f[i].tmp, f[i].path)) rc = cli_usage("%s: cannot rename into place: %s", f[i].path, strerror(errno));
-        else f[i].tmp_made = 0;
-    }
-    return rc;
 }
 
 static int emit_dir(const report_opts *o, const opm_trace_report *r, const char *note, opm_error *err)
 {
-    out_file f[5] = {{.name = "report.json"}, {.name = "groups.csv"}, {.name = "instances.csv"},
-                     {.name = "report.txt"}, {.name = "roofline.svg"}};
+    static const char *const names[5] = {"report.json", "groups.csv", "instances.csv", "report.txt", "roofline.svg"};
+    char *text[5] = {NULL}, *path[5] = {NULL};
     size_t n = opm_trace_report_hardware(r) ? 5 : 4;
     int rc = 0;
-    if (!(f[0].text = opm_trace_report_to_json(r, err)) || !(f[1].text = opm_trace_report_to_csv(r, 0, err)) ||
-        !(f[2].text = opm_trace_report_to_csv(r, 1, err)) ||
-        !(f[3].text = opm_trace_report_to_table(r, o->top, err)) ||
-        (n == 5 && !(f[4].text = opm_trace_report_to_svg(r, err))))
+    if (!(text[0] = opm_trace_report_to_json(r, err)) || !(text[1] = opm_trace_report_to_csv(r, 0, err)) ||
+        !(text[2] = opm_trace_report_to_csv(r, 1, err)) || !(text[3] = opm_trace_report_to_table(r, o->top, err)) ||
+        (n == 5 && !(text[4] = opm_trace_report_to_svg(r, err))))
         rc = cli_fail(err);
-    if (!rc) rc = write_dir(o->out_dir, f, n);
+    cli_output outs[5];
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (!(path[i] = join(o->out_dir, names[i]))) rc = cli_usage("out of memory");
+        else outs[i] = (cli_output){"--output-dir", path[i], text[i], strlen(text[i])};
+    }
+    if (!rc) rc = make_dir(o->out_dir);
+    if (!rc) {
+        /* All or none, and never over the trace being read. */
+        const char *inputs[1] = {o->trace};
+        rc = cli_write_outputs(outs, n, inputs, 1);
+    }
     if (!rc) {
         print_note(note);
-        for (size_t i = 0; i < n; i++) puts(f[i].path);
+        for (size_t i = 0; i < n; i++) puts(path[i]);
         if (fflush(stdout)) rc = cli_usage("stdout: write error");
     }
-    out_files_free(f, 5);
+    for (size_t i = 0; i < 5; i++) {
+        free(text[i]);
+        free(path[i]);
+    }
     return rc;
 }
 
