@@ -63,6 +63,24 @@ extern const char *const opm_role_name_list[];
 
 /* Bounded string copy that always terminates. */
 void opm_strlcpy(char *dst, const char *src, size_t cap);
+/* String interning (strtab.c): one copy of each string in an arena, found
+ * through an open-addressing hash table; ids are dense from 0, and strs[id]
+ * stays valid (and NUL-terminated) until opm_strtab_free.  Zero-initialise
+ * before use. */
+typedef struct opm_strtab {
+    char **strs;            /* id → string (in arena blocks) */
+    uint32_t *lens;
+    size_t count, cap;
+    uint32_t *slots;        /* open addressing, id+1 (0 = empty) */
+    size_t nslots;
+    char *block;            /* current arena block */
+    size_t block_used, block_cap;
+    char **blocks;          /* every arena block, for freeing */
+    size_t nblocks, blocks_cap;
+} opm_strtab;
+/* The id of s[0..len), added when new; UINT32_MAX when out of memory. */
+uint32_t opm_strtab_intern(opm_strtab *st, const char *s, size_t len);
+void opm_strtab_free(opm_strtab *st);
 /* Grows the malloc'ed array *p (capacity *cap elements of `elem` bytes,
  * doubling from 64) to hold `need`; 0, or -1 when out of memory (*p and
  * *cap unchanged). */

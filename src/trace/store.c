@@ -1,98 +1,15 @@
 /* store.c — the event store behind opm_trace: growable arrays of events,
- * flows, call arguments and devices, and the string interning table that
- * keeps one copy of every op name, kernel name and argument text however
- * many million events repeat it. */
+ * flows, call arguments and devices, and its strings, interned in core's
+ * opm_strtab (one copy of every op name, kernel name and argument text
+ * however many million events repeat it). */
 #include <stdlib.h>
 #include <string.h>
 #include "../core/internal.h"
 #include "trace_internal.h"
 
-#define OPM_ARENA_BLOCK (256u * 1024u)
-
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-    /* FNV-1a: short keys, no need for anything heavier. */
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-static char *arena_alloc(opm_strtab *st, size_t len)
-{
-    if (st->block == NULL || st->block_cap - st->block_used < len) {
-        size_t cap = len > OPM_ARENA_BLOCK ? len : OPM_ARENA_BLOCK;
-        char *b = malloc(cap);
-        if (!b)
-            return NULL;
-        if (opm_array_grow((void **)&st->blocks, &st->blocks_cap, st->nblocks + 1, sizeof *st->blocks)) {
-            free(b);
-            return NULL;
-        }
-        st->blocks[st->nblocks++] = b;
-        st->block = b;
-        st->block_used = 0;
-        st->block_cap = cap;
-    }
-    char *p = st->block + st->block_used;
-    st->block_used += len;
-    return p;
-}
-
-static int rehash(opm_strtab *st, size_t nslots)
-{
-    uint32_t *slots = calloc(nslots, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (size_t id = 0; id < st->count; id++) {
-        size_t i = (size_t)hash_bytes(st->strs[id], st->lens[id]) & (nslots - 1);
-        while (slots[i])
-            i = (i + 1) & (nslots - 1);
-        slots[i] = (uint32_t)id + 1;
-    }
-    free(st->slots);
-    st->slots = slots;
-    st->nslots = nslots;
-    return 0;
-}
-
 uint32_t opm_trace_intern(opm_trace *t, const char *s, size_t len)
 {
-    opm_strtab *st = &t->strings;
-    if (len > UINT32_MAX - 1 || st->count >= OPM_NONE32 - 1)
-        return OPM_NONE32;
-    if ((st->count + 1) * 2 > st->nslots && rehash(st, st->nslots ? st->nslots * 2 : 1024))
-        return OPM_NONE32;
-    size_t i = (size_t)hash_bytes(s, len) & (st->nslots - 1);
-    while (st->slots[i]) {
-        uint32_t id = st->slots[i] - 1;
-        if (st->lens[id] == len && memcmp(st->strs[id], s, len) == 0)
-            return id;
-        i = (i + 1) & (st->nslots - 1);
-    }
-    if (st->count + 1 > st->cap) {
-        /* lens shares strs' capacity: grow both to the same size. */
-        size_t cap = st->cap;
-        if (opm_array_grow((void **)&st->strs, &cap, st->count + 1, sizeof *st->strs))
-            return OPM_NONE32;
-        uint32_t *lens = realloc(st->lens, cap * sizeof *lens);
-        if (!lens)
-            return OPM_NONE32;
-        st->lens = lens;
-        st->cap = cap;
-    }
-    char *copy = arena_alloc(st, len + 1);
-    if (!copy)
-        return OPM_NONE32;
-    memcpy(copy, s, len);
-    copy[len] = '\0';
-    uint32_t id = (uint32_t)st->count++;
-    st->strs[id] = copy;
-    st->lens[id] = (uint32_t)len;
-    st->slots[i] = id + 1;
-    return id;
+    return opm_strtab_intern(&t->strings, s, len); /* UINT32_MAX is OPM_NONE32 */
 }
 
 const char *opm_trace_str(const opm_trace *t, uint32_t id)
@@ -125,12 +42,7 @@ void opm_trace_free(opm_trace *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->strings.nblocks; i++)
-        free(t->strings.blocks[i]);
-    free(t->strings.blocks);
-    free(t->strings.strs);
-    free(t->strings.lens);
-    free(t->strings.slots);
+    opm_strtab_free(&t->strings);
     free(t->ev);
     free(t->flows);
     free(t->call_args);

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include "opmodel/opmodel.h"
 #include "opmodel/trace.h"
+#include "../core/internal.h"
 
 #define OPM_NONE32 UINT32_MAX
 #define OPM_NO_ID INT64_MIN
@@ -81,19 +82,6 @@ typedef struct opm_tdevice {
     int64_t num_sms;        /* -1 when absent */
     int64_t total_global_mem; /* bytes, -1 when absent */
 } opm_tdevice;
-
-/* String interning: a hash table over an arena; ids are dense from 0. */
-typedef struct opm_strtab {
-    char **strs;            /* id → string (in arena blocks) */
-    uint32_t *lens;
-    size_t count, cap;
-    uint32_t *slots;        /* open addressing, id+1 (0 = empty) */
-    size_t nslots;
-    char *block;            /* current arena block */
-    size_t block_used, block_cap;
-    char **blocks;          /* every arena block, for freeing */
-    size_t nblocks, blocks_cap;
-} opm_strtab;
 
 struct opm_trace {
     char *source;
