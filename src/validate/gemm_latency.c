@@ -65,114 +65,48 @@ int opm_gemm_size_class(double batch, double m, double n, double k)
 
 /* ---- loading ---- */
 
-/* FNV-1a over a string, continuing from h. */
-static uint64_t hash_str(const char *s, uint64_t h)
-{
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
-}
-
-static uint64_t hw_hash(const char *name) { return hash_str(name, 14695981039346656037u); }
-
-static uint64_t group_hash(int hw, const char *tag)
-{
-    return hash_str(tag, 14695981039346656037u ^ ((uint64_t)(unsigned)hw * 0x9E3779B97F4A7C15u));
-}
-
-/* The tag part of group g's "hardware|tag" name. */
-static const char *group_tag_of(const opm_gemm_dataset *ds, size_t g)
-{
-    return ds->group_names[g] + strlen(ds->hw_names[ds->group_hw[g]]) + 1;
-}
-
-/* Rebuilds an index of twice the entries' room (at least 64 slots), from
- * the hash of each of n entries; 0, or -1 when out of memory. */
-static int index_grow(size_t **slot, size_t *cap, size_t n, const opm_gemm_dataset *ds, int groups)
-{
-    size_t nc = *cap ? 2 * *cap : 64;
-    while (nc < 4 * (n + 1)) nc *= 2;
-    size_t *t = calloc(nc, sizeof *t);
-    if (!t) return -1;
-    for (size_t e = 0; e < n; e++) {
-        uint64_t h = groups ? group_hash(ds->group_hw[e], group_tag_of(ds, e)) : hw_hash(ds->hw_names[e]);
-        size_t i = (size_t)h & (nc - 1);
-        while (t[i]) i = (i + 1) & (nc - 1);
-        t[i] = e + 1;
-    }
-    free(*slot);
-    *slot = t;
-    *cap = nc;
-    return 0;
-}
-
 /* Index of hardware `name` in the dataset, its description opened (NULL
  * when it cannot be) and its name kept whole (a hardware given as a long
  * file path is one entry however many rows name it); -2 when out of memory. */
 static int hw_index(opm_gemm_dataset *ds, const char *name)
 {
-    uint64_t h = hw_hash(name);
-    if (ds->hw_slots) {
-        for (size_t i = (size_t)h & (ds->hw_slots - 1); ds->hw_slot[i]; i = (i + 1) & (ds->hw_slots - 1))
-            if (!strcmp(ds->hw_names[ds->hw_slot[i] - 1], name)) return (int)(ds->hw_slot[i] - 1);
-    }
-    if (ds->n_hw >= (size_t)INT32_MAX) return -2;
-    if (ds->n_hw == ds->hw_cap) {
-        /* Two parallel arrays on one capacity (as in calibrate.c's set). */
-        size_t c[2] = {ds->hw_cap, ds->hw_cap};
-        if (opm_array_grow((void **)&ds->hw_names, &c[0], ds->n_hw + 1, sizeof *ds->hw_names) ||
-            opm_array_grow((void **)&ds->hw, &c[1], ds->n_hw + 1, sizeof *ds->hw))
-            return -2;
-        ds->hw_cap = c[0];
-    }
-    if (4 * (ds->n_hw + 1) > ds->hw_slots && index_grow(&ds->hw_slot, &ds->hw_slots, ds->n_hw, ds, 0)) return -2;
-    size_t len = strlen(name) + 1;
-    char *copy = malloc(len);
-    if (!copy) return -2;
-    memcpy(copy, name, len);
-    size_t e = ds->n_hw++;
-    ds->hw_names[e] = copy;
-    ds->hw[e] = opm_hardware_open(name, NULL);
-    size_t i = (size_t)h & (ds->hw_slots - 1);
-    while (ds->hw_slot[i]) i = (i + 1) & (ds->hw_slots - 1);
-    ds->hw_slot[i] = e + 1;
-    return (int)e;
+    uint32_t id = opm_strtab_intern(&ds->hw_tab, name, strlen(name));
+    if (id == UINT32_MAX || id > INT32_MAX) return -2;
+    ds->hw_names = ds->hw_tab.strs;
+    if (id < ds->n_hw) return (int)id;
+    if (opm_array_grow((void **)&ds->hw, &ds->hw_cap, ds->n_hw + 1, sizeof *ds->hw)) return -2;
+    ds->hw[id] = opm_hardware_open(name, NULL);
+    ds->n_hw = id + 1;
+    return (int)id;
 }
 
-/* The group "hardware|tag" of hardware hw: found by (hw, tag), so the key
- * is built only for a new group; -1 when out of memory. */
+/* The group "hardware|tag" of hardware hw, found by the exact key (hw's
+ * index, tag), so that a '|' in a name cannot merge two groups; the name is
+ * built only for a new group.  -1 when out of memory. */
 static int group_index(opm_gemm_dataset *ds, int hw, const char *tag)
 {
-    uint64_t h = group_hash(hw, tag);
-    if (ds->group_slots) {
-        for (size_t i = (size_t)h & (ds->group_slots - 1); ds->group_slot[i]; i = (i + 1) & (ds->group_slots - 1)) {
-            size_t g = ds->group_slot[i] - 1;
-            if (ds->group_hw[g] == hw && !strcmp(group_tag_of(ds, g), tag)) return (int)g;
-        }
-    }
-    if (ds->n_groups >= (size_t)INT32_MAX) return -1;
-    if (ds->n_groups == ds->group_cap) {
-        size_t c[2] = {ds->group_cap, ds->group_cap};
-        if (opm_array_grow((void **)&ds->group_names, &c[0], ds->n_groups + 1, sizeof *ds->group_names) ||
-            opm_array_grow((void **)&ds->group_hw, &c[1], ds->n_groups + 1, sizeof *ds->group_hw))
-            return -1;
-        ds->group_cap = c[0];
-    }
-    if (4 * (ds->n_groups + 1) > ds->group_slots &&
-        index_grow(&ds->group_slot, &ds->group_slots, ds->n_groups, ds, 1))
-        return -1;
-    size_t hl = strlen(ds->hw_names[hw]), tl = strlen(tag);
-    char *key = malloc(hl + tl + 2);
+    size_t tl = strlen(tag);
+    char stack[128], *key = tl + sizeof hw <= sizeof stack ? stack : malloc(tl + sizeof hw);
     if (!key) return -1;
-    memcpy(key, ds->hw_names[hw], hl);
-    key[hl] = '|';
-    memcpy(key + hl + 1, tag, tl + 1);
-    size_t g = ds->n_groups++;
-    ds->group_names[g] = key;
-    ds->group_hw[g] = hw;
-    size_t i = (size_t)h & (ds->group_slots - 1);
-    while (ds->group_slot[i]) i = (i + 1) & (ds->group_slots - 1);
-    ds->group_slot[i] = g + 1;
-    return (int)g;
+    memcpy(key, &hw, sizeof hw);
+    memcpy(key + sizeof hw, tag, tl);
+    uint32_t id = opm_strtab_intern(&ds->group_tab, key, tl + sizeof hw);
+    if (key != stack) free(key);
+    if (id == UINT32_MAX || id > INT32_MAX) return -1;
+    if (id < ds->n_groups) return (int)id;
+    if (opm_array_grow((void **)&ds->group_names, &ds->group_names_cap, ds->n_groups + 1, sizeof *ds->group_names) ||
+        opm_array_grow((void **)&ds->group_hw, &ds->group_hw_cap, ds->n_groups + 1, sizeof *ds->group_hw))
+        return -1;
+    size_t hl = ds->hw_tab.lens[hw];
+    char *name = malloc(hl + tl + 2);
+    if (!name) return -1;
+    memcpy(name, ds->hw_names[hw], hl);
+    name[hl] = '|';
+    memcpy(name + hl + 1, tag, tl + 1);
+    ds->group_names[id] = name;
+    ds->group_hw[id] = hw;
+    ds->n_groups = id + 1;
+    return (int)id;
 }
 
 enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_SOURCE, COL_KERNEL,
@@ -374,18 +308,14 @@ int opm_gemm_dataset_load(const char *dir, opm_gemm_dataset *ds, opm_error *err)
 
 void opm_gemm_dataset_free(opm_gemm_dataset *ds)
 {
-    for (size_t i = 0; i < ds->n_hw; i++) {
-        opm_hardware_free(ds->hw[i]);
-        free(ds->hw_names[i]);
-    }
+    for (size_t i = 0; i < ds->n_hw; i++) opm_hardware_free(ds->hw[i]);
     free(ds->hw);
-    free(ds->hw_names);
     free(ds->rows);
     for (size_t g = 0; g < ds->n_groups; g++) free(ds->group_names[g]);
     free(ds->group_names);
     free(ds->group_hw);
-    free(ds->hw_slot);
-    free(ds->group_slot);
+    opm_strtab_free(&ds->hw_tab);
+    opm_strtab_free(&ds->group_tab);
     memset(ds, 0, sizeof *ds);
 }
 

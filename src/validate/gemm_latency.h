@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "opmodel/opmodel.h"
+#include "../core/internal.h"
 
 /* The clock_mhz a row may give: outside [1, 100000] MHz a value is a typo,
  * not an SM clock (and would predict times of 1e300 µs). */
@@ -53,16 +54,16 @@ typedef struct opm_gemm_dataset {
     size_t rows_bad;             /* rows with an unparsable field (skipped) */
     char first_bad[256];         /* "file:line: column: expected ..., got '...'" of the first; "" when none */
     size_t n_hw;
-    char **hw_names;             /* as the rows give them (owned) */
+    char **hw_names;             /* as the rows give them (hw_tab's strings) */
     opm_hardware **hw;           /* opened hardware, NULL for unknown names */
     size_t n_groups;
     char **group_names;          /* "hardware|source tag" (owned) */
     int *group_hw;
-    /* Loading only: array capacities, and open-addressing indexes over the
-     * hardware names and (hardware, tag) groups (entry + 1 per slot, 0
-     * empty), so that many distinct names load in linear time. */
-    size_t hw_cap, group_cap, hw_slots, group_slots;
-    size_t *hw_slot, *group_slot;
+    /* Loading: the hardware names and the (hardware index, tag) keys of
+     * the groups, interned (ids are the hw and group indexes), so that many
+     * distinct names load in linear time; the arrays' capacities. */
+    opm_strtab hw_tab, group_tab;
+    size_t hw_cap, group_names_cap, group_hw_cap;
 } opm_gemm_dataset;
 
 /* Reads every *.csv under dir (recursively, in sorted order; csv.h says
