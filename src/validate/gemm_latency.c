@@ -548,10 +548,11 @@ static void class_stats(const opm_gemm_dataset *ds, opm_gemm_validation *v, cons
     }
 }
 
+/* The tag of group g: its name past "hardware|" (by the hardware name's
+ * length, so a '|' in that name does not cut it short). */
 static const char *group_tag(const opm_gemm_dataset *ds, size_t g)
 {
-    const char *bar = strchr(ds->group_names[g], '|');
-    return bar ? bar + 1 : "";
+    return ds->group_names[g] + strlen(ds->hw_names[ds->group_hw[g]]) + 1;
 }
 
 /* A zeroed result for `model` with its per-hardware, per-group and per-row
