@@ -512,6 +512,26 @@ assert long + b"\n" in rows and long + b"\xc3" not in rows' "$T/out" "$T/gemm_ut
 [ -z "$why" ]
 report $? "validate-gemm-latency: a source tag cut at 63 bytes ends on a whole UTF-8 character" "$why"
 
+# launch_column DIR HW RATIO DESC: validate-gemm-latency on $T/DIR/rows.csv,
+# whose groups t:a and t:b are one row with and without a launch column's
+# value and t:c has a bad value: exactly one bad row, and t:a predicted
+# under RATIO times t:b.
+launch_column() {
+    run "$BIN" validate-gemm-latency --data-dir "$T/$1" --no-calibrate-fixed-overhead --format json \
+        --output-csv "$T/$1_rows.csv"
+    local why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && ! python3 -c 'import csv, json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rows_skipped_bad"] == 1, d["rows_skipped_bad"]
+rows = {r["group"]: float(r["extended_roofline_us"]) for r in csv.DictReader(open(sys.argv[2]))}
+hw, ratio = sys.argv[3], float(sys.argv[4])
+assert rows[hw + "|t:a"] < ratio * rows[hw + "|t:b"], rows' "$T/out" "$T/$1_rows.csv" "$2" "$3" 2>/dev/null &&
+        why="$(head -c 300 "$T/out"; cat "$T/$1_rows.csv")"
+    [ -z "$why" ]
+    report $? "$4" "$why"
+}
+
 # threads_per_cta, the recorded launch block, sets the kernel's warps: the
 # same one-CTA-per-SM row on volta_sgemm_128x32_nn is predicted faster with
 # its 256 threads (8 warps issue) than with the name's 64; a value that is
@@ -523,18 +543,8 @@ mkdir -p "$T/gemm_threads"
     echo "v100_pcie_32gb,fp32,8,32,128,4096,0,0,0,100,volta_sgemm_128x32_nn,t:b/x,"
     echo "v100_pcie_32gb,fp32,8,32,128,4096,0,0,0,100,volta_sgemm_128x32_nn,t:c/x,lots"
 } >"$T/gemm_threads/rows.csv"
-run "$BIN" validate-gemm-latency --data-dir "$T/gemm_threads" --no-calibrate-fixed-overhead --format json \
-    --output-csv "$T/gemm_threads_rows.csv"
-why=""
-[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
-[ -z "$why" ] && ! python3 -c 'import csv, json, sys
-d = json.load(open(sys.argv[1]))
-assert d["rows_skipped_bad"] == 1, d["rows_skipped_bad"]
-rows = {r["group"]: float(r["extended_roofline_us"]) for r in csv.DictReader(open(sys.argv[2]))}
-assert rows["v100_pcie_32gb|t:a"] < 0.8 * rows["v100_pcie_32gb|t:b"], rows' "$T/out" "$T/gemm_threads_rows.csv" 2>/dev/null &&
-    why="$(head -c 300 "$T/out")"
-[ -z "$why" ]
-report $? "validate-gemm-latency: threads_per_cta sets a kernel's warps; a bad value is a bad row" "$why"
+launch_column gemm_threads v100_pcie_32gb 0.8 \
+    "validate-gemm-latency: threads_per_cta sets a kernel's warps; a bad value is a bad row"
 
 # split_k, the K slices of the recorded launch grid, is the row's split:
 # the same few-tile, long-K row is predicted faster split 8 ways than
@@ -546,18 +556,7 @@ mkdir -p "$T/gemm_split"
     echo "t4,fp32,1,64,64,65536,0,1,1,100,volta_sgemm_64x64_tn,t:b/x,64,1"
     echo "t4,fp32,1,64,64,65536,0,1,1,100,volta_sgemm_64x64_tn,t:c/x,64,0"
 } >"$T/gemm_split/rows.csv"
-run "$BIN" validate-gemm-latency --data-dir "$T/gemm_split" --no-calibrate-fixed-overhead --format json \
-    --output-csv "$T/gemm_split_rows.csv"
-why=""
-[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
-[ -z "$why" ] && ! python3 -c 'import csv, json, sys
-d = json.load(open(sys.argv[1]))
-assert d["rows_skipped_bad"] == 1, d["rows_skipped_bad"]
-rows = {r["group"]: float(r["extended_roofline_us"]) for r in csv.DictReader(open(sys.argv[2]))}
-assert rows["t4|t:a"] < 0.5 * rows["t4|t:b"], rows' "$T/out" "$T/gemm_split_rows.csv" 2>/dev/null &&
-    why="$(head -c 300 "$T/out"; cat "$T/gemm_split_rows.csv")"
-[ -z "$why" ]
-report $? "validate-gemm-latency: split_k sets a row's K slices; a bad value is a bad row" "$why"
+launch_column gemm_split t4 0.5 "validate-gemm-latency: split_k sets a row's K slices; a bad value is a bad row"
 
 mkdir -p "$T/gemm_empty"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"
