@@ -103,27 +103,10 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
-enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_KERNEL, COL_CLOCK,
-       COL_THREADS, COL_SPLIT, NCOL };
-static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
-                                            "transpose_b", "bias", "latency_us", "kernel", "clock_mhz",
-                                            "threads_per_cta", "split_k"};
-#define NREQ COL_KERNEL
-
 /* A row error: "FILE:LINE: column: what". */
 static int row_error(const opm_csv *in, opm_error *err, const char *col, const char *what, const char *got)
 {
     return opm_csv_error(in, err, col, "expected %s, got '%.40s'", what, got);
-}
-
-static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *v)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end || x < lo || x > hi) return -1;
-    *v = x;
-    return 0;
 }
 
 static void note_other(reader *rd, const char *name)
@@ -137,54 +120,17 @@ static void note_other(reader *rd, const char *name)
 /* One data row: every row is checked, rows of this hardware are kept. */
 static int read_row(reader *rd, const opm_csv *in, const int *col)
 {
-    char *const *fld = in->fld;
-    int nf = in->nf;
-    for (int c = 0; c < NREQ; c++)
-        if (col[c] >= nf) return row_error(in, rd->err, col_names[c], "a value in every column", "");
     opm_gemm_row r;
-    memset(&r, 0, sizeof r);
-    int64_t v[7];
-    static const char *const what[7] = {"a positive integer", "a positive integer", "a positive integer",
-                                        "a positive integer", "0 or 1", "0 or 1", "0 or 1"};
-    for (int c = COL_BATCH; c <= COL_BIAS; c++) {
-        int flag = c >= COL_TA;
-        if (parse_count(fld[col[c]], flag ? 0 : 1, flag ? 1 : INT64_C(1) << 40, &v[c - COL_BATCH]))
-            return row_error(in, rd->err, col_names[c], what[c - COL_BATCH], fld[col[c]]);
-    }
-    if (opm_dtype_parse(fld[col[COL_DTYPE]], &r.dtype))
-        return row_error(in, rd->err, "dtype", "a dtype name (fp32, fp16, bf16, int8, ...)", fld[col[COL_DTYPE]]);
-    char *end;
-    double lat = strtod(fld[col[COL_LAT]], &end);
-    if (end == fld[col[COL_LAT]] || *end || !(lat > 0) || !isfinite(lat))
-        return row_error(in, rd->err, "latency_us", "a positive number of microseconds", fld[col[COL_LAT]]);
-    if (col[COL_CLOCK] >= 0 && col[COL_CLOCK] < nf && fld[col[COL_CLOCK]][0]) {
-        const char *f = fld[col[COL_CLOCK]];
-        double mhz = strtod(f, &end);
-        if (end == f || *end || !(mhz >= OPM_GEMM_MIN_CLOCK_MHZ && mhz <= OPM_GEMM_MAX_CLOCK_MHZ))
-            return row_error(in, rd->err, "clock_mhz", "a clock from 1 to 100000 MHz, or nothing", f);
-        r.clock_hz = mhz * 1e6;
-    }
-    const char *hw = fld[col[COL_HW]];
+    const char *want;
+    int bad = opm_gemm_row_read(in->fld, in->nf, col, &r, &want);
+    if (bad >= 0)
+        return row_error(in, rd->err, opm_gemm_col_names[bad], want, col[bad] < in->nf ? in->fld[col[bad]] : "");
+    const char *hw = in->fld[col[OPM_GCOL_HW]];
     if (!*hw) return row_error(in, rd->err, "hardware", "a hardware name", hw);
     if (strcmp(hw, rd->want)) {
         note_other(rd, hw);
         return 0;
     }
-    r.batch = v[0], r.m = v[1], r.n = v[2], r.k = v[3];
-    r.ta = (int)v[4], r.tb = (int)v[5], r.bias = (int)v[6];
-    r.latency_s = lat * 1e-6;
-    r.cls = opm_gemm_size_class((double)r.batch, (double)r.m, (double)r.n, (double)r.k);
-    int64_t threads = 0;
-    if (col[COL_THREADS] >= 0 && col[COL_THREADS] < nf && fld[col[COL_THREADS]][0] &&
-        parse_count(fld[col[COL_THREADS]], 1, 1024, &threads))
-        return row_error(in, rd->err, "threads_per_cta", "a thread count from 1 to 1024, or nothing",
-                         fld[col[COL_THREADS]]);
-    int64_t split = 0;
-    if (col[COL_SPLIT] >= 0 && col[COL_SPLIT] < nf && fld[col[COL_SPLIT]][0] &&
-        parse_count(fld[col[COL_SPLIT]], 1, 1024, &split))
-        return row_error(in, rd->err, "split_k", "a K-slice count from 1 to 1024, or nothing", fld[col[COL_SPLIT]]);
-    r.split_k = (int16_t)split;
-    if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) opm_gemm_parse_kernel(fld[col[COL_KERNEL]], (long)threads, &r);
     return set_push(rd->set, &r, rd->err);
 }
 
@@ -194,14 +140,14 @@ static int read_file(reader *rd, const char *path)
     int rc = opm_csv_open(&in, path, "--data", rd->err);
     if (rc) return rc;
     rd->files++;
-    int col[NCOL];
+    int col[OPM_GCOL_COUNT];
     if (!(rc = opm_csv_read(&in, rd->err)) && in.nf) {
-        opm_csv_columns(&in, col_names, NCOL, col);
-        for (int c = 0; !rc && c < NREQ; c++)
+        opm_csv_columns(&in, opm_gemm_col_names, OPM_GCOL_COUNT, col);
+        for (int c = 0; !rc && c < OPM_GCOL_REQUIRED; c++)
             if (col[c] < 0)
                 rc = opm_csv_error(&in, rd->err, "header",
                                    "expected a '%s' column (contract §4: hardware,dtype,batch,m,n,k,transpose_a,"
-                                   "transpose_b,bias,latency_us)", col_names[c]);
+                                   "transpose_b,bias,latency_us)", opm_gemm_col_names[c]);
         while (!rc && !(rc = opm_csv_read(&in, rd->err)) && in.nf) {
             rd->rows_read++;
             rc = read_row(rd, &in, col);

@@ -109,11 +109,9 @@ static int group_index(opm_gemm_dataset *ds, int hw, const char *tag)
     return (int)id;
 }
 
-enum { COL_HW, COL_DTYPE, COL_BATCH, COL_M, COL_N, COL_K, COL_TA, COL_TB, COL_BIAS, COL_LAT, COL_SOURCE, COL_KERNEL,
-       COL_CLOCK, COL_THREADS, COL_SPLIT, NCOL };
-static const char *const col_names[NCOL] = {"hardware", "dtype", "batch", "m", "n", "k", "transpose_a",
-                                            "transpose_b", "bias", "latency_us", "source", "kernel", "clock_mhz",
-                                            "threads_per_cta", "split_k"};
+const char *const opm_gemm_col_names[OPM_GCOL_COUNT] = {
+    "hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias", "latency_us", "source", "kernel",
+    "clock_mhz", "threads_per_cta", "split_k"};
 
 /* The warps of a kernel and the tile one warp computes.  Without a recorded
  * block size (threads = 0) a kernel is taken to use 8x8 thread tiles (64
@@ -168,14 +166,73 @@ int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r)
     return 1;
 }
 
-static int parse_i64(const char *s, int64_t *v)
+/* An integer in [lo, hi], the whole field; 0, or -1 when it is not one. */
+static int parse_count(const char *s, int64_t lo, int64_t hi, int64_t *v)
 {
     char *end;
     errno = 0;
     long long x = strtoll(s, &end, 10);
-    if (errno || end == s || *end) return -1;
+    if (errno || end == s || *end || x < lo || x > hi) return -1;
     *v = x;
     return 0;
+}
+
+/* The field of column c when the row has it and it is not empty. */
+static const char *opt_field(char *const *fld, int nf, const int *col, int c)
+{
+    return col[c] >= 0 && col[c] < nf && fld[col[c]][0] ? fld[col[c]] : NULL;
+}
+
+int opm_gemm_row_read(char *const *fld, int nf, const int *col, opm_gemm_row *r, const char **want)
+{
+    memset(r, 0, sizeof *r);
+    *want = "a value in every column";
+    for (int c = 0; c < OPM_GCOL_REQUIRED; c++)
+        if (col[c] >= nf) return c;
+    int64_t v[7];
+    for (int c = OPM_GCOL_BATCH; c <= OPM_GCOL_BIAS; c++) {
+        int flag = c >= OPM_GCOL_TA;
+        if (parse_count(fld[col[c]], flag ? 0 : 1, flag ? 1 : INT64_C(1) << 40, &v[c - OPM_GCOL_BATCH])) {
+            *want = flag ? "0 or 1" : "a positive integer";
+            return c;
+        }
+    }
+    if (opm_dtype_parse(fld[col[OPM_GCOL_DTYPE]], &r->dtype)) {
+        *want = "a dtype name (fp32, fp16, bf16, int8, ...)";
+        return OPM_GCOL_DTYPE;
+    }
+    char *end;
+    const char *f = fld[col[OPM_GCOL_LAT]];
+    double lat = strtod(f, &end);
+    if (end == f || *end || !(lat > 0) || !isfinite(lat)) {
+        *want = "a positive number of microseconds";
+        return OPM_GCOL_LAT;
+    }
+    if ((f = opt_field(fld, nf, col, OPM_GCOL_CLOCK))) {
+        double mhz = strtod(f, &end);
+        if (end == f || *end || !(mhz >= OPM_GEMM_MIN_CLOCK_MHZ && mhz <= OPM_GEMM_MAX_CLOCK_MHZ)) {
+            *want = "a clock from 1 to 100000 MHz, or nothing";
+            return OPM_GCOL_CLOCK;
+        }
+        r->clock_hz = mhz * 1e6;
+    }
+    int64_t threads = 0, split = 0;
+    if ((f = opt_field(fld, nf, col, OPM_GCOL_THREADS)) && parse_count(f, 1, 1024, &threads)) {
+        *want = "a thread count from 1 to 1024, or nothing";
+        return OPM_GCOL_THREADS;
+    }
+    if ((f = opt_field(fld, nf, col, OPM_GCOL_SPLIT)) && parse_count(f, 1, 1024, &split)) {
+        *want = "a K-slice count from 1 to 1024, or nothing";
+        return OPM_GCOL_SPLIT;
+    }
+    r->batch = v[0], r->m = v[1], r->n = v[2], r->k = v[3];
+    r->ta = (int)v[4], r->tb = (int)v[5], r->bias = (int)v[6];
+    r->latency_s = lat * 1e-6;
+    r->split_k = (int16_t)split;
+    r->cls = opm_gemm_size_class((double)r->batch, (double)r->m, (double)r->n, (double)r->k);
+    if (col[OPM_GCOL_KERNEL] >= 0 && col[OPM_GCOL_KERNEL] < nf)
+        opm_gemm_parse_kernel(fld[col[OPM_GCOL_KERNEL]], (long)threads, r);
+    return -1;
 }
 
 /* A copy cut at a fixed size may end inside a UTF-8 character: drop that
@@ -200,12 +257,12 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         opm_csv_close(&in);
         return rc; /* an empty file holds no rows */
     }
-    int col[NCOL];
-    opm_csv_columns(&in, col_names, NCOL, col);
-    for (int c = 0; c < COL_SOURCE; c++)
+    int col[OPM_GCOL_COUNT];
+    opm_csv_columns(&in, opm_gemm_col_names, OPM_GCOL_COUNT, col);
+    for (int c = 0; c < OPM_GCOL_REQUIRED; c++)
         if (col[c] < 0) {
             rc = opm_err(err, OPM_EINVAL, "--data-dir", "%s:%zu: expected a '%s' column (contract §4 header)", path,
-                         in.line, col_names[c]);
+                         in.line, opm_gemm_col_names[c]);
             opm_csv_close(&in);
             return rc;
         }
@@ -213,64 +270,23 @@ static int load_file(const char *path, opm_gemm_dataset *ds, opm_error *err)
         char **fld = in.fld;
         int nf = in.nf;
         opm_gemm_row r;
-        memset(&r, 0, sizeof r);
-        /* The first field that cannot be read makes the row a bad one;
-         * the first bad row of the run is kept to be reported. */
-        int bad = -1;
-        const char *want = "a value in every column";
-        for (int c = 0; c < COL_SOURCE && bad < 0; c++)
-            if (col[c] >= nf) bad = c;
-        int64_t v[8] = {0};
-        for (int c = COL_BATCH; c <= COL_BIAS && bad < 0; c++) {
-            int flag = c >= COL_TA;
-            if (parse_i64(fld[col[c]], &v[c - COL_BATCH]) || v[c - COL_BATCH] < (flag ? 0 : 1) ||
-                (flag && v[c - COL_BATCH] > 1)) {
-                bad = c;
-                want = flag ? "0 or 1" : "a positive integer";
-            }
-        }
-        char *end;
-        double lat = 0;
-        if (bad < 0) {
-            lat = strtod(fld[col[COL_LAT]], &end);
-            if (end == fld[col[COL_LAT]] || *end || !(lat > 0) || !isfinite(lat))
-                bad = COL_LAT, want = "a positive number of microseconds";
-        }
-        if (bad < 0 && opm_dtype_parse(fld[col[COL_DTYPE]], &r.dtype))
-            bad = COL_DTYPE, want = "a dtype name (fp32, fp16, bf16, int8, ...)";
-        if (bad < 0 && col[COL_CLOCK] >= 0 && col[COL_CLOCK] < nf && fld[col[COL_CLOCK]][0]) {
-            double mhz = strtod(fld[col[COL_CLOCK]], &end);
-            if (end == fld[col[COL_CLOCK]] || *end || !(mhz >= OPM_GEMM_MIN_CLOCK_MHZ && mhz <= OPM_GEMM_MAX_CLOCK_MHZ))
-                bad = COL_CLOCK, want = "a clock from 1 to 100000 MHz, or nothing";
-            r.clock_hz = mhz * 1e6;
-        }
-        int64_t threads = 0;
-        if (bad < 0 && col[COL_THREADS] >= 0 && col[COL_THREADS] < nf && fld[col[COL_THREADS]][0] &&
-            (parse_i64(fld[col[COL_THREADS]], &threads) || threads < 1 || threads > 1024))
-            bad = COL_THREADS, want = "a thread count from 1 to 1024, or nothing";
-        int64_t split = 0;
-        if (bad < 0 && col[COL_SPLIT] >= 0 && col[COL_SPLIT] < nf && fld[col[COL_SPLIT]][0] &&
-            (parse_i64(fld[col[COL_SPLIT]], &split) || split < 1 || split > 1024))
-            bad = COL_SPLIT, want = "a K-slice count from 1 to 1024, or nothing";
+        const char *want;
+        /* A field that cannot be read makes the row a bad one; the first
+         * bad row of the run is kept to be reported. */
+        int bad = opm_gemm_row_read(fld, nf, col, &r, &want);
         if (bad >= 0) {
             if (!ds->rows_bad++)
                 snprintf(ds->first_bad, sizeof ds->first_bad, "%s:%zu: %s: expected %s, got '%.40s'", path, in.line,
-                         col_names[bad], want, col[bad] < nf ? fld[col[bad]] : "");
+                         opm_gemm_col_names[bad], want, col[bad] < nf ? fld[col[bad]] : "");
             continue;
         }
-        r.batch = v[0]; r.m = v[1]; r.n = v[2]; r.k = v[3];
-        r.ta = v[4] != 0; r.tb = v[5] != 0; r.bias = v[6] != 0;
-        r.latency_s = lat * 1e-6;
-        r.split_k = (int16_t)split;
-        if (col[COL_KERNEL] >= 0 && col[COL_KERNEL] < nf) opm_gemm_parse_kernel(fld[col[COL_KERNEL]], (long)threads, &r);
-        r.cls = opm_gemm_size_class((double)r.batch, (double)r.m, (double)r.n, (double)r.k);
-        r.hw = hw_index(ds, fld[col[COL_HW]]);
+        r.hw = hw_index(ds, fld[col[OPM_GCOL_HW]]);
         if (r.hw == -2) { rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory"); break; }
         if (!ds->hw[r.hw]) { ds->rows_unknown_hw++; continue; }
         char tag[64] = "";
-        if (col[COL_SOURCE] >= 0 && col[COL_SOURCE] < nf) {
-            opm_strlcpy(tag, fld[col[COL_SOURCE]], sizeof tag);
-            if (strlen(fld[col[COL_SOURCE]]) >= sizeof tag) utf8_drop_cut_tail(tag);
+        if (col[OPM_GCOL_SOURCE] >= 0 && col[OPM_GCOL_SOURCE] < nf) {
+            opm_strlcpy(tag, fld[col[OPM_GCOL_SOURCE]], sizeof tag);
+            if (strlen(fld[col[OPM_GCOL_SOURCE]]) >= sizeof tag) utf8_drop_cut_tail(tag);
             char *slash = strchr(tag, '/');
             if (slash) *slash = '\0';
         }

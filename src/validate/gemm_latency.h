@@ -147,6 +147,19 @@ int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *mod
  * suffix) and its recorded launch block (threads, the threads_per_cta
  * column; 0 when unknown) into r's kern_* fields; returns 1 when recognised. */
 int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r);
+/* The contract §4 columns both loaders read (validate's and calibrate's):
+ * hardware through latency_us are required, the rest optional. */
+enum { OPM_GCOL_HW, OPM_GCOL_DTYPE, OPM_GCOL_BATCH, OPM_GCOL_M, OPM_GCOL_N, OPM_GCOL_K, OPM_GCOL_TA, OPM_GCOL_TB,
+       OPM_GCOL_BIAS, OPM_GCOL_LAT, OPM_GCOL_SOURCE, OPM_GCOL_KERNEL, OPM_GCOL_CLOCK, OPM_GCOL_THREADS,
+       OPM_GCOL_SPLIT, OPM_GCOL_COUNT };
+#define OPM_GCOL_REQUIRED OPM_GCOL_SOURCE
+extern const char *const opm_gemm_col_names[OPM_GCOL_COUNT];
+/* Reads one row's fields, all but hardware and source, into *r (zeroed
+ * first; size class and kernel hints included).  col maps OPM_GCOL_* to
+ * field indexes (-1: no such column), nf is the row's field count.
+ * Returns -1 when every field reads, else the first column that does not,
+ * with *want saying what it should hold. */
+int opm_gemm_row_read(char *const *fld, int nf, const int *col, opm_gemm_row *r, const char **want);
 /* Calibration split (deterministic, independent of the model): marks
  * is_cal (n_rows bytes); OPM_ENOMEM when out of memory. */
 int opm_gemm_calibration_split(const opm_gemm_dataset *ds, unsigned char *is_cal, opm_error *err);
