@@ -136,24 +136,6 @@ static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_
     sb_putc(b, '\n');
 }
 
-/* A CSV field: as is, or quoted (RFC 4180, quotes doubled) when it holds
- * a comma, a quote or a line end, or starts or ends with a space (which a
- * reader trims), so names from the input read back the same. */
-static void sb_csv_field(strbuf *b, const char *s)
-{
-    size_t len = strlen(s);
-    if (!s[strcspn(s, ",\"\r\n")] && !(len && (s[0] == ' ' || s[len - 1] == ' '))) {
-        sb_puts(b, s);
-        return;
-    }
-    sb_putc(b, '"');
-    for (; *s; s++) {
-        if (*s == '"') sb_putc(b, '"');
-        sb_putc(b, *s);
-    }
-    sb_putc(b, '"');
-}
-
 /* The per-row CSV, appended to b. */
 static void build_csv(strbuf *bp, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv)
 {

@@ -169,6 +169,22 @@ void sb_u64(strbuf *b, uint64_t v)
     sb_putn(b, buf + i, sizeof buf - 1 - (size_t)i);
 }
 
+void sb_csv_field(strbuf *b, const char *s)
+{
+    size_t len = strlen(s);
+    if (!strpbrk(s, ",\"\r\n") && !(len && (s[0] == ' ' || s[len - 1] == ' '))) {
+        sb_putn(b, s, len);
+        return;
+    }
+    sb_putc(b, '"');
+    for (const char *q; (q = strchr(s, '"')) != NULL; s = q + 1) {
+        sb_putn(b, s, (size_t)(q - s + 1));
+        sb_putc(b, '"');
+    }
+    sb_puts(b, s);
+    sb_putc(b, '"');
+}
+
 void sb_json_string(strbuf *b, const char *s)
 {
     sb_putc(b, '"');

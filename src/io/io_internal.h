@@ -32,6 +32,10 @@ void opm_format_sig12(double v, char *buf);
  * become U+FFFD, so the output is valid JSON whatever the input bytes
  * (names from profiler traces can hold anything). */
 void sb_json_string(strbuf *b, const char *s);
+/* A CSV cell (RFC 4180): as is, or quoted with quotes doubled when it
+ * holds a comma, a quote or a line break, or starts or ends with a space
+ * (which readers trim), so that it reads back the same. */
+void sb_csv_field(strbuf *b, const char *s);
 /* Length of the well-formed UTF-8 sequence at s (1 to 4 bytes; overlong
  * forms and surrogates are not well-formed), 0 when there is none. */
 static inline size_t opm_utf8_seq(const unsigned char *s)

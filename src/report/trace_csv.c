@@ -1,8 +1,9 @@
 /* trace_csv.c — the trace report as CSV for spreadsheets and scripts: one
  * row per group (name and call parameters) or one row per op instance.
  *
- * Quoting follows RFC 4180 (a cell with a comma, quote or line break is
- * quoted, quotes doubled); rows end in "\n".  A value that does not apply
+ * Quoting follows RFC 4180 (sb_csv_field: a cell with a comma, quote or
+ * line break, or a leading or trailing space, is quoted, quotes doubled);
+ * rows end in "\n".  A value that does not apply
  * (no model, no hardware, no sequence number) is an empty cell, never 0,
  * so averages over a column are not polluted.  Durations and rates have 12
  * significant digits; trace-clock timestamps are written in full (shortest
@@ -12,21 +13,7 @@
 #include <string.h>
 #include "report_internal.h"
 
-static void cell_text(strbuf *b, const char *s)
-{
-    s = opm_report_str(s);
-    if (!strpbrk(s, ",\"\r\n")) {
-        sb_puts(b, s);
-        return;
-    }
-    sb_putc(b, '"');
-    for (const char *q; (q = strchr(s, '"')) != NULL; s = q + 1) {
-        sb_putn(b, s, (size_t)(q - s + 1));
-        sb_putc(b, '"');
-    }
-    sb_puts(b, s);
-    sb_putc(b, '"');
-}
+static void cell_text(strbuf *b, const char *s) { sb_csv_field(b, opm_report_str(s)); }
 
 static void sep(strbuf *b) { sb_putc(b, ','); }
 
