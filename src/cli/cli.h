@@ -28,6 +28,11 @@ int cli_write_outputs(const cli_output *out, size_t n, const char *const *inputs
 /* True when path is "-" or names the file stdout writes to (/dev/stdout,
  * or the file stdout was redirected to): a report then goes to stderr. */
 int cli_is_stdout(const char *path);
+/* `--key value` or `--key=value` at argv[*i]: the value (moving *i past
+ * it), "" when it is missing (a next argument that is itself an option, as
+ * in `--data --hardware t4`, is not taken; "-" is), NULL when argv[*i] is
+ * not key. */
+const char *cli_opt_value(int argc, char **argv, int *i, const char *key);
 /* True when argv has -h/--help. */
 int cli_wants_help(int argc, char **argv);
 

@@ -105,19 +105,6 @@ static void report(FILE *f, const opm_calibration *c, const char *out)
     if (strcmp(out, "-")) fprintf(f, "wrote %s\n", out);
 }
 
-/* `--key value` or `--key=value`: the value, "" when it is missing (a
- * next argument that is itself an option, as in `--data --hardware t4`,
- * is not taken as the value), NULL when argv[*i] is not key. */
-static const char *opt_value(int argc, char **argv, int *i, const char *key)
-{
-    size_t n = strlen(key);
-    if (strncmp(argv[*i], key, n)) return NULL;
-    if (argv[*i][n] == '=') return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0') return NULL;
-    if (*i + 1 >= argc || (argv[*i + 1][0] == '-' && argv[*i + 1][1])) return "";
-    return argv[++*i];
-}
-
 int cmd_calibrate(int argc, char **argv)
 {
     if (cli_wants_help(argc, argv)) {
@@ -129,12 +116,12 @@ int cmd_calibrate(int argc, char **argv)
     const char *hw_name = NULL, *out = NULL, *fit = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v, *opt = argv[i];
-        if ((v = opt_value(argc, argv, &i, "--data"))) o.data = v;
-        else if ((v = opt_value(argc, argv, &i, "--hardware"))) hw_name = v;
-        else if ((v = opt_value(argc, argv, &i, "-o")) || (v = opt_value(argc, argv, &i, "--output"))) out = v;
-        else if ((v = opt_value(argc, argv, &i, "--model"))) o.model = v;
-        else if ((v = opt_value(argc, argv, &i, "--rows-for"))) o.rows_for = v;
-        else if ((v = opt_value(argc, argv, &i, "--fit"))) fit = v;
+        if ((v = cli_opt_value(argc, argv, &i, "--data"))) o.data = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--hardware"))) hw_name = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "-o")) || (v = cli_opt_value(argc, argv, &i, "--output"))) out = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--model"))) o.model = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--rows-for"))) o.rows_for = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--fit"))) fit = v;
         else if (!strcmp(argv[i], "--ignore-kernel-column")) o.ignore_kernel_column = 1;
         else if (argv[i][0] == '-') return cli_usage("calibrate: unknown option '%s' (see `opmodel calibrate --help`)", argv[i]);
         else return cli_usage("calibrate: unexpected argument '%s' (see `opmodel calibrate --help`)", argv[i]);

@@ -212,44 +212,27 @@ int cmd_validate_gemm_latency(int argc, char **argv)
     const char *dir = NULL, *model = "extended_roofline", *csv = NULL, *params = NULL, *format = "table";
     int compare = 0, calibrate = 1, logo = 0, kernel_col = 1;
     double overlap = OPM_GEMM_HOST_OVERLAP;
+    const char *overlap_text = NULL;
     for (int i = 1; i < argc; i++) {
-        /* `--opt value` or `--opt=value`; a next argument that is itself an
-         * option ("--data-dir --format json") is a missing value. */
-        char name[32];
-        const char *a = argv[i], *eq = strchr(a, '='), *val = NULL;
-        size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-        if (nl >= sizeof name) nl = sizeof name - 1;
-        memcpy(name, a, nl);
-        name[nl] = '\0';
-        const char **dst = !strcmp(name, "--data-dir") ? &dir : !strcmp(name, "--model") ? &model
-                         : !strcmp(name, "--output-csv") ? &csv : !strcmp(name, "--output-params") ? &params
-                         : !strcmp(name, "--format") ? &format : NULL;
-        int takes = dst || !strcmp(name, "--host-overlap");
-        if (takes) {
-            if (eq) val = eq + 1;
-            else if (i + 1 < argc && !(argv[i + 1][0] == '-' && argv[i + 1][1])) val = argv[++i];
-            if (!val || !*val) return cli_usage("%s: expected a value", name);
-        } else if (eq) {
-            return cli_usage("validate-gemm-latency: unknown argument '%s' (see --help)", a);
-        }
-        if (dst) {
-            *dst = val;
-        } else if (!strcmp(a, "--compare-rooflines")) {
-            compare = 1;
-        } else if (!strcmp(name, "--host-overlap")) {
-            char *end;
-            overlap = strtod(val, &end);
-            if (end == val || *end || !(overlap >= 0 && overlap <= 0.5))
-                return cli_usage("--host-overlap: expected a fraction in [0, 0.5], got '%s'", val);
-        } else if (!strcmp(a, "--no-calibrate-fixed-overhead")) {
-            calibrate = 0;
-        } else if (!strcmp(a, "--ignore-kernel-column")) {
-            kernel_col = 0;
-        } else if (!strcmp(a, "--leave-one-hardware-out")) {
-            logo = 1;
-        } else {
-            return cli_usage("validate-gemm-latency: unknown argument '%s' (see --help)", a);
-        }
+        const char *a = argv[i], *v;
+        if ((v = cli_opt_value(argc, argv, &i, "--data-dir"))) dir = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--model"))) model = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--output-csv"))) csv = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--output-params"))) params = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--format"))) format = v;
+        else if ((v = cli_opt_value(argc, argv, &i, "--host-overlap"))) overlap_text = v;
+        else if (!strcmp(a, "--compare-rooflines")) compare = 1;
+        else if (!strcmp(a, "--no-calibrate-fixed-overhead")) calibrate = 0;
+        else if (!strcmp(a, "--ignore-kernel-column")) kernel_col = 0;
+        else if (!strcmp(a, "--leave-one-hardware-out")) logo = 1;
+        else return cli_usage("validate-gemm-latency: unknown argument '%s' (see --help)", a);
+        if (v && !*v) return cli_usage("%.*s: expected a value", (int)strcspn(a, "="), a);
+    }
+    if (overlap_text) {
+        char *end;
+        overlap = strtod(overlap_text, &end);
+        if (end == overlap_text || *end || !(overlap >= 0 && overlap <= 0.5))
+            return cli_usage("--host-overlap: expected a fraction in [0, 0.5], got '%s'", overlap_text);
     }
     if (!dir) return cli_usage("validate-gemm-latency: expected --data-dir DIR");
     int json = !strcmp(format, "json");

@@ -40,6 +40,16 @@ int cli_usage(const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+const char *cli_opt_value(int argc, char **argv, int *i, const char *key)
+{
+    size_t n = strlen(key);
+    if (strncmp(argv[*i], key, n)) return NULL;
+    if (argv[*i][n] == '=') return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0') return NULL;
+    if (*i + 1 >= argc || (argv[*i + 1][0] == '-' && argv[*i + 1][1])) return "";
+    return argv[++*i];
+}
+
 int cli_wants_help(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
