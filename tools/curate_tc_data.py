@@ -75,6 +75,12 @@ PEAK_TFLOPS = {
     ("mi300x", "int8"): 2614.9,
 }
 
+# DRAM bandwidth (bytes/s) as in configs/hardware/<name>.yaml, for the --stats L2-warm check.
+HBM_BYTES_PER_S = {
+    "a100_80gb_sxm": 2.039e12, "a100_80gb_pcie": 1.935e12, "h100_sxm": 3.35e12,
+    "h200_sxm": 4.8e12, "l40s": 0.864e12, "mi300x": 5.3e12,
+}
+
 CLASS_NAMES = ["vector_like", "small", "skinny", "small_k", "large", "regular"]
 
 MAX_DIM = 1 << 40          # validate-gemm-latency's bound on batch/m/n/k
@@ -307,6 +313,34 @@ def print_stats(out, files):
     for fname, r, f in over:
         print("  %s (%d, %d, %d, %d) %s us = %.3f x peak" % (
             fname, r["batch"], r["m"], r["n"], r["k"], fmt_float(r["latency_us"]), f))
+    # Rows faster than DRAM allows (each operand and the bf16/fp16 output moved once: the data
+    # must have come from L2), and spikes: rows over 2x both neighbours in m at the same
+    # (batch, n, k, source).
+    print()
+    print("| file | rows above the DRAM rate | highest rate / DRAM | m-spikes (> 2x both m neighbours) |")
+    print("|---|---:|---:|---:|")
+    for fname in sorted(files):
+        rows = files[fname]
+        n_fast, worst = 0, 0.0
+        line = {}
+        for r in rows:
+            es = 1 if r["dtype"] in ("fp8_e4m3", "int8") else 2
+            nbytes = r["batch"] * (r["m"] * r["k"] * es + r["n"] * r["k"] * es + r["m"] * r["n"] * 2)
+            rate = nbytes / (r["latency_us"] * 1e-6) / HBM_BYTES_PER_S[r["hardware"]]
+            if rate > 1.0:
+                n_fast += 1
+            worst = max(worst, rate)
+            line.setdefault((r["batch"], r["n"], r["k"], r["bias"], r["source"]), []).append(
+                (r["m"], r["latency_us"]))
+        spikes = 0
+        for pts in line.values():
+            pts.sort()
+            for i in range(1, len(pts) - 1):
+                if pts[i][1] > 2.0 * max(pts[i - 1][1], pts[i + 1][1]):
+                    spikes += 1
+        if n_fast or spikes:
+            print("| `%s` | %s | %.2f | %d |" % (fname, fmt_int(n_fast), worst, spikes))
+    print()
     for fname in sorted(files):
         seen = {}
         for r in files[fname]:
