@@ -20,6 +20,10 @@ Mapping (details and traps in data/README.md, section gemm_tc/):
   Two extra columns make each source's traps explicit:
     activation_quant  none | dynamic | dynamic_block | block   (what the timed op did to x)
     timing            graph | eager | kernel | events          (how the time was taken)
+    l2_warm           none | input | all    (operands the harness leaves resident in L2 when the
+                      GEMM starts: aiconfigurator and Vidur share the activation between calls /
+                      take it from the kernel before; Azure runs one problem 10,000 times without a
+                      flush; DeepGEMM flushes L2 and aiter rotates buffers beyond it)
   The `source` column is `<family>:<origin>` (origin = upstream commit or framework version);
   for aiconfigurator, whose GPUs each carry three conventions, it is
   `aiconfigurator:<framework>:<timing>[:<activation_quant>]`, so that validate-gemm-latency's
@@ -38,7 +42,7 @@ import sys
 
 COLUMNS = ["hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias",
            "latency_us", "energy_j", "clock_mhz", "kernel", "source", "threads_per_cta", "split_k",
-           "activation_quant", "timing"]
+           "activation_quant", "timing", "l2_warm"]
 
 IN_COLUMNS = ["hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias",
               "latency_us", "kernel", "source"]
@@ -151,6 +155,11 @@ def classify(name, r):
     return aq, timing, tag
 
 
+# Operands resident in L2 when the timed GEMM starts, by source (see the docstring).
+L2_WARM = {"aiconfigurator": "input", "vidur": "input", "azure_aibg": "all", "deepgemm": "none",
+           "aiter": "none"}
+
+
 def parse_int(s, lo, hi):
     try:
         v = int(s)
@@ -196,7 +205,7 @@ def read_source(src, folder, name, invalid):
                 "k": k, "transpose_a": 0, "transpose_b": 1, "bias": flags[2],
                 "latency_us": lat, "energy_j": "", "clock_mhz": "", "kernel": kernel,
                 "source": tag, "threads_per_cta": "", "split_k": "",
-                "activation_quant": aq, "timing": timing,
+                "activation_quant": aq, "timing": timing, "l2_warm": L2_WARM[name],
             }
             yield (name, r["hardware"], r["dtype"], timing), row
 
