@@ -251,12 +251,17 @@ def short_op(kind, dtype="bf16", *, name=None, phase=None, **keys) -> LocalOp:
     return parse_op(json.dumps(doc), "<short_op>")
 
 
-def _to_text(ptr, fmt):
+def _emitted(fn, *args):
+    """The text a C emitter returns (malloc'ed, freed here), or its error raised."""
     err = L.Error()
-    s = L.take_string(L.opm_op_to_text(ptr, fmt, err))
+    s = L.take_string(fn(*args, err))
     if s is None:
         L.raise_error(err)
     return s
+
+
+def _to_text(ptr, fmt):
+    return _emitted(L.opm_op_to_text, ptr, fmt)
 
 
 @dataclass(frozen=True)
@@ -335,11 +340,7 @@ class Hardware:
         return Hardware(ptr)
 
     def to_yaml(self) -> str:
-        err = L.Error()
-        s = L.take_string(L.opm_hardware_to_yaml(self._ptr, err))
-        if s is None:
-            L.raise_error(err)
-        return s
+        return _emitted(L.opm_hardware_to_yaml, self._ptr)
 
     def __repr__(self):
         return f"<opmodel.Hardware {self.name}>"
@@ -448,11 +449,7 @@ class OpProfile:
 
     def to_json(self) -> str:
         """The C library's JSON for this profile (contract §3)."""
-        err = L.Error()
-        s = L.take_string(L.opm_profile_to_json(self._p, err))
-        if s is None:
-            L.raise_error(err)
-        return s
+        return _emitted(L.opm_profile_to_json, self._p)
 
     def to_dict(self) -> dict:
         return json.loads(self.to_json())

@@ -111,21 +111,16 @@ def _family(name, kind, doc, args, bwd=True, fixed=None):
 
     sig = ", ".join(args)
 
-    def flops_func(*a, **kw):
-        return _flops(kind, False, **keys(a, kw))
+    def make(bwd_, with_bpe):
+        def f(*a, bpe=2, **kw):
+            if not with_bpe:
+                return _flops(kind, bwd_, **keys(a, kw))
+            if len(a) == len(args) + 1:
+                a, bpe = a[:-1], a[-1]
+            return _bytes(kind, bpe, bwd_, **keys(a, kw))
+        return f
 
-    def bytes_func(*a, bpe=2, **kw):
-        if len(a) == len(args) + 1:
-            a, bpe = a[:-1], a[-1]
-        return _bytes(kind, bpe, False, **keys(a, kw))
-
-    def flops_bwd_func(*a, **kw):
-        return _flops(kind, True, **keys(a, kw))
-
-    def bytes_bwd_func(*a, bpe=2, **kw):
-        if len(a) == len(args) + 1:
-            a, bpe = a[:-1], a[-1]
-        return _bytes(kind, bpe, True, **keys(a, kw))
+    flops_func, bytes_func, flops_bwd_func, bytes_bwd_func = (make(b, w) for b in (False, True) for w in (False, True))
 
     ns = {"__doc__": doc, "kind": kind, "args": tuple(args)}
     fns = [("flops_func", flops_func, f"{name}.flops_func({sig}, **attrs)"),
@@ -157,71 +152,58 @@ Reduction = _family("Reduction", "reduction", "Reduction `op` (keyword: sum, mea
                     ["shape"])
 
 
-class Normalization:
-    """Layer, RMS, batch, group and instance norms: ``norm`` picks one."""
-    _kinds = {"layernorm": "layernorm", "layer_norm": "layernorm", "rmsnorm": "rmsnorm", "rms_norm": "rmsnorm",
-              "batchnorm": "batchnorm", "batch_norm": "batchnorm", "groupnorm": "groupnorm",
-              "group_norm": "groupnorm", "instancenorm": "instancenorm", "instance_norm": "instancenorm"}
-
-    @staticmethod
-    def _kind(norm):
-        from ._lib import OpmodelError
-        k = Normalization._kinds.get(str(norm))
-        if not k:
-            raise OpmodelError(f"norm: expected one of {', '.join(sorted(set(Normalization._kinds.values())))}, got {norm!r}")
-        return k
-
-    @staticmethod
-    def flops_func(shape, norm="layernorm", **attrs):
-        """Normalization.flops_func(shape, norm="layernorm", **attrs)."""
-        return _flops(Normalization._kind(norm), False, shape=shape, **attrs)
-
-    @staticmethod
-    def bytes_func(shape, bpe, norm="layernorm", **attrs):
-        """Normalization.bytes_func(shape, bpe, norm="layernorm", **attrs)."""
-        return _bytes(Normalization._kind(norm), bpe, False, shape=shape, **attrs)
-
-    @staticmethod
-    def flops_bwd_func(shape, norm="layernorm", **attrs):
-        """Normalization.flops_bwd_func(shape, norm="layernorm", **attrs)."""
-        return _flops(Normalization._kind(norm), True, shape=shape, **attrs)
-
-    @staticmethod
-    def bytes_bwd_func(shape, bpe, norm="layernorm", **attrs):
-        """Normalization.bytes_bwd_func(shape, bpe, norm="layernorm", **attrs)."""
-        return _bytes(Normalization._kind(norm), bpe, True, shape=shape, **attrs)
+_NORMS = {"layernorm": "layernorm", "layer_norm": "layernorm", "rmsnorm": "rmsnorm", "rms_norm": "rmsnorm",
+          "batchnorm": "batchnorm", "batch_norm": "batchnorm", "groupnorm": "groupnorm", "group_norm": "groupnorm",
+          "instancenorm": "instancenorm", "instance_norm": "instancenorm"}
 
 
-class MoEComm:
-    """MoE token permutation: dispatch (combine=False) or combine."""
+def _norm_kind(norm):
+    from ._lib import OpmodelError
+    k = _NORMS.get(str(norm))
+    if not k:
+        raise OpmodelError(f"norm: expected one of {', '.join(sorted(set(_NORMS.values())))}, got {norm!r}")
+    return k
 
-    @staticmethod
-    def _keys(tokens, hidden, top_k, experts, combine):
-        k = dict(tokens=tokens, hidden=hidden, top_k=top_k)
-        if not combine:
-            k["experts"] = experts
-        return ("moe_combine" if combine else "moe_dispatch"), k
 
-    @staticmethod
-    def flops_func(tokens, hidden, top_k, experts, combine=False, **attrs):
-        """MoEComm.flops_func(tokens, hidden, top_k, experts, combine=False)."""
-        kind, k = MoEComm._keys(tokens, hidden, top_k, experts, combine)
-        return _flops(kind, False, **k, **attrs)
+def _norm_funcs():
+    """Normalization's four functions: (name, backward?, takes bpe?)."""
+    ns = {"__doc__": "Layer, RMS, batch, group and instance norms: ``norm`` picks one."}
+    for fname, bwd, with_bpe in (("flops_func", False, False), ("bytes_func", False, True),
+                                 ("flops_bwd_func", True, False), ("bytes_bwd_func", True, True)):
+        if with_bpe:
+            def f(shape, bpe, norm="layernorm", _bwd=bwd, **attrs):
+                return _bytes(_norm_kind(norm), bpe, _bwd, shape=shape, **attrs)
+        else:
+            def f(shape, norm="layernorm", _bwd=bwd, **attrs):
+                return _flops(_norm_kind(norm), _bwd, shape=shape, **attrs)
+        sig = "shape" + (", bpe" if with_bpe else "") + ', norm="layernorm", **attrs'
+        f.__name__, f.__qualname__, f.__doc__ = fname, "Normalization." + fname, f"Normalization.{fname}({sig})"
+        ns[fname] = staticmethod(f)
+    return ns
 
-    @staticmethod
-    def bytes_func(tokens, hidden, top_k, experts, bpe, combine=False, **attrs):
-        """MoEComm.bytes_func(tokens, hidden, top_k, experts, bpe, combine=False)."""
-        kind, k = MoEComm._keys(tokens, hidden, top_k, experts, combine)
-        return _bytes(kind, bpe, False, **k, **attrs)
 
-    @staticmethod
-    def flops_bwd_func(tokens, hidden, top_k, experts, combine=False, **attrs):
-        """MoEComm.flops_bwd_func(tokens, hidden, top_k, experts, combine=False)."""
-        kind, k = MoEComm._keys(tokens, hidden, top_k, experts, combine)
-        return _flops(kind, True, **k, **attrs)
+Normalization = type("Normalization", (), _norm_funcs())
 
-    @staticmethod
-    def bytes_bwd_func(tokens, hidden, top_k, experts, bpe, combine=False, **attrs):
-        """MoEComm.bytes_bwd_func(tokens, hidden, top_k, experts, bpe, combine=False)."""
-        kind, k = MoEComm._keys(tokens, hidden, top_k, experts, combine)
-        return _bytes(kind, bpe, True, **k, **attrs)
+
+def _moe(tokens, hidden, top_k, experts, combine, bwd, bpe, attrs):
+    k = dict(tokens=tokens, hidden=hidden, top_k=top_k, **attrs)
+    if not combine:
+        k["experts"] = experts
+    return _counts("moe_combine" if combine else "moe_dispatch", dtype_of(bpe), bwd, **k)
+
+
+def _moe_funcs():
+    """MoEComm's four functions: (name, backward?, takes bpe?)."""
+    ns = {"__doc__": "MoE token permutation: dispatch (combine=False) or combine."}
+    for fname, bwd, with_bpe in (("flops_func", False, False), ("bytes_func", False, True),
+                                 ("flops_bwd_func", True, False), ("bytes_bwd_func", True, True)):
+        def f(tokens, hidden, top_k, experts, *bpe, combine=False, _bwd=bwd, _b=with_bpe, **attrs):
+            c = _moe(tokens, hidden, top_k, experts, combine, _bwd, bpe[0] if _b and bpe else 2, attrs)
+            return c.bytes if _b else c.flops
+        sig = "tokens, hidden, top_k, experts" + (", bpe" if with_bpe else "") + ", combine=False"
+        f.__name__, f.__qualname__, f.__doc__ = fname, "MoEComm." + fname, f"MoEComm.{fname}({sig})"
+        ns[fname] = staticmethod(f)
+    return ns
+
+
+MoEComm = type("MoEComm", (), _moe_funcs())
