@@ -28,6 +28,7 @@
 #include "model.h"
 #include "io.h"
 #include "trace.h"
+#include "batch.h"
 
 #define OPM_VERSION_MAJOR 0
 #define OPM_VERSION_MINOR 1
