@@ -56,7 +56,7 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
         double t_d = frac * maxd(e->dram_read / r_dram, e->dram_read_eq / h->hbm_bw);
         double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
         double store = frac * e->l2_write;
-        double t_store = opm_gemm_store_s(h, store, w);
+        double t_store = opm_gemm_store_s(h, store, w || e->stores_in_l2);
         double local = maxd(t_c, t_s) + issue_epi, mem = maxd(t_l2, t_d + t_store);
         /* One stage cannot overlap loads with math. */
         double body = k->stages >= 2 ? maxd(local, mem) : local + mem;

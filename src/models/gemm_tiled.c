@@ -493,6 +493,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     e->act_bound = e->dram_read_eq > e->dram_read * (1 + GEMM_TIE_FRAC);
     e->dram_write = pb->batch * pb->m * pb->n * pb->c_bytes;
     e->l2_write = e->dram_write * (split > 1 ? 4.0 * split / pb->c_bytes : 1.0);
+    e->stores_in_l2 = h->tensor && e->l2_write <= L2_USABLE * h->l2_size;
     e->smem_bytes = e->l2_read + e->tiles * e->kiters * warp_smem_reads(pb, k);
     return 1;
 }
@@ -519,12 +520,22 @@ void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval 
     w->lat_s = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
 }
 
+/* Whether e's tail is spread by stream-K: the hybrid schedule of the
+ * persistent kernels runs whole tiles data-parallel and splits only the
+ * tail after at least one full wave; a launch with fewer tiles than slots
+ * runs them whole (the libraries split K there only as split-K, which the
+ * selection tries separately). */
+static int stream_k_tail(const gemm_eval *e)
+{
+    return e->kern.stream_k && e->tail_tiles > 0 && e->full_waves >= 1 && e->kiters > 1;
+}
+
 void opm_gemm_wave_class(const gemm_eval *e, int w, double *nt, double *kit, double *frac)
 {
     *nt = w ? e->tail_tiles : e->slots;
     *kit = e->kiters;
     *frac = *nt / e->tiles;
-    if (w && e->kern.stream_k && e->tail_tiles > 0 && e->kiters > 1) {
+    if (w && stream_k_tail(e)) {
         double iters = e->tail_tiles * e->kiters;
         *nt = mind(e->slots, iters);
         *kit = cdivd(iters, *nt);
@@ -533,7 +544,7 @@ void opm_gemm_wave_class(const gemm_eval *e, int w, double *nt, double *kit, dou
 
 double opm_gemm_fixup_s(const gemm_hw *h, const gemm_eval *e)
 {
-    if (!(e->kern.stream_k && e->tail_tiles > 0 && e->kiters > 1)) return 0;
+    if (!stream_k_tail(e)) return 0;
     double nt, kit, frac;
     opm_gemm_wave_class(e, 1, &nt, &kit, &frac);
     double pieces = nt / e->tail_tiles;
@@ -572,7 +583,7 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
          * DRAM time with the loads instead of adding to the wave. */
         double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
         double store = frac * e->l2_write;
-        double t_store = opm_gemm_store_s(h, store, w);
+        double t_store = opm_gemm_store_s(h, store, w || e->stores_in_l2);
         double loop = kit * t_iter;
         double wave = maxd(loop + issue_epi, kit * t_d + t_store);
         double it = kit * count;
@@ -1377,6 +1388,8 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
 {
     opm_kind kind = opm_op_kind(op);
     int rc;
+    /* Why the roofline answers instead, reported as diagnostics.fallback. */
+    const char *fallback = "no kernel model for this kind: roofline";
     if (kind != OPM_KIND_GEMM && kind != OPM_KIND_BATCHED_GEMM && kind != OPM_KIND_GROUPED_GEMM &&
         kind != OPM_KIND_CONV)
         goto roofline;
@@ -1384,6 +1397,14 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     if ((rc = opm_op_count(op, &c, err))) return rc;
     gemm_hw h;
     if ((rc = opm_gemm_hw(hw, c.compute_dtype, &h, err))) return rc;
+    /* Systolic arrays and matrix engines are not tiled like GPU SMs: the
+     * roofline, rather than CUDA tiles on a part without them. */
+    if (h.mi == GEMM_MI_MXU || h.mi == GEMM_MI_MME) {
+        fallback = h.mi == GEMM_MI_MXU ? "no MXU (systolic array) kernel model: roofline"
+                                       : "no MME (matrix engine) kernel model: roofline";
+        goto roofline;
+    }
+    fallback = "depthwise or degenerate conv: roofline";
     gemm_eval e;
     gemm_extra x;
     x.groups_active = 0;
@@ -1398,7 +1419,10 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         gemm_problem pb;
         int ok = kind == OPM_KIND_GROUPED_GEMM ? grouped_problem(op, &pb) : problem(op, &pb);
         if (!ok) {
-            if (kind == OPM_KIND_GROUPED_GEMM) goto roofline; /* no group has rows */
+            if (kind == OPM_KIND_GROUPED_GEMM) { /* no group has rows */
+                fallback = "no group has rows: roofline";
+                goto roofline;
+            }
             return opm_err(err, OPM_EINVAL, "tensors", "expected input A, weight B and output C");
         }
         x.groups_active = kind == OPM_KIND_GROUPED_GEMM ? pb.b_mats : 0;
@@ -1510,7 +1534,10 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
 
 roofline:
     rc = opm_roofline_predict(op, hw, p, err);
-    if (!rc) p->model = model;
+    if (!rc) {
+        p->model = model;
+        opm_diag_text(p, "fallback", fallback);
+    }
     return rc;
 }
 

@@ -117,6 +117,9 @@ typedef struct gemm_eval {
      * operand's bytes, or its activations' time where that is longer. */
     double dram_acts, dram_read_eq;
     int act_bound;                       /* activations lengthen some kernel's DRAM reads */
+    /* The output fits the usable L2: the write-back L2 absorbs its stores
+     * during the kernel (tensor-core kernels). */
+    int stores_in_l2;
     double t_compute, t_smem, t_l2, t_dram, t_latency;  /* summed over waves */
     double t_prologue, t_epilogue, t_reduce;
     double body_s;                       /* latency without the fixed overhead */
