@@ -12,6 +12,7 @@ const char *const opm_hw_cparam_names[CP_COUNT] = {
     "clock_hz", "tensor_clock_hz", "sm_max_clock_hz", "num_sms", "max_ctas_per_sm",
     "max_warps_per_sm", "registers_per_sm", "shared_memory_bytes_per_sm", "max_async_copy_groups",
     "tensor_latency_cycles", "device_fixed_overhead_cycles", "warp_size",
+    "sustained_clock_hz",
 };
 const char *const opm_hw_map_names[HM_COUNT] = {
     "tensor_flops_per_s", "vector_flops_per_s", "tensor_energy_j_per_flop", "vector_energy_j_per_flop",
@@ -47,6 +48,10 @@ int opm_hw_check(const opm_hardware *hw, opm_error *err)
     if ((hw->cparam_set & (1u << CP_SM_MAX_CLOCK_HZ)) && hw->cparam[CP_SM_MAX_CLOCK_HZ] < hw->cparam[CP_CLOCK_HZ])
         return opm_err(err, OPM_EINVAL, "compute.sm_max_clock_hz", "expected at least clock_hz (%.17g), got %.17g",
                        hw->cparam[CP_CLOCK_HZ], hw->cparam[CP_SM_MAX_CLOCK_HZ]);
+    if ((hw->cparam_set & (1u << CP_SUSTAINED_CLOCK_HZ)) &&
+        !(hw->cparam[CP_SUSTAINED_CLOCK_HZ] > 0 && hw->cparam[CP_SUSTAINED_CLOCK_HZ] <= hw->cparam[CP_CLOCK_HZ]))
+        return opm_err(err, OPM_EINVAL, "compute.sustained_clock_hz", "expected a clock in (0, clock_hz = %.17g], got %.17g",
+                       hw->cparam[CP_CLOCK_HZ], hw->cparam[CP_SUSTAINED_CLOCK_HZ]);
     if ((hw->cparam_set & (1u << CP_WARP_SIZE)) &&
         !(hw->cparam[CP_WARP_SIZE] >= 1 && hw->cparam[CP_WARP_SIZE] <= 128))
         return opm_err(err, OPM_EINVAL, "compute.warp_size", "expected 1 to 128 lanes, got %.17g",
@@ -117,6 +122,8 @@ opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, o
         if (strcmp(c->levels[i].name, "hbm") != 0) c->levels[i].bandwidth_bytes_per_s *= clock_hz / base;
     c->cparam[CP_CLOCK_HZ] = clock_hz;
     if (c->cparam_set & (1u << CP_TENSOR_CLOCK_HZ)) c->cparam[CP_TENSOR_CLOCK_HZ] = clock_hz;
+    /* A clock locked below the sustained one is the one the load runs at. */
+    if (c->cparam[CP_SUSTAINED_CLOCK_HZ] > clock_hz) c->cparam[CP_SUSTAINED_CLOCK_HZ] = clock_hz;
     return c;
 }
 

@@ -160,7 +160,13 @@ static int matrix_family(const opm_hardware *hw, int tensor)
 int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err)
 {
     memset(h, 0, sizeof *h);
-    h->clock_hz = hw->cparam[CP_CLOCK_HZ];
+    /* Under a sustained matrix load the SM clock may sit below clock_hz
+     * (the power limit): shared memory, L2, latencies in cycles and the
+     * fixed time then run at that clock (the tensor rate's own drop is in
+     * the achievable fraction). */
+    double clock = hw->cparam[CP_CLOCK_HZ];
+    double sustained = hw->cparam[CP_SUSTAINED_CLOCK_HZ] > 0 ? mind(hw->cparam[CP_SUSTAINED_CLOCK_HZ], clock) : clock;
+    h->clock_hz = sustained;
     h->num_sms = cparam(hw, CP_NUM_SMS, 1);
     double tpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_TENSOR, dt);
     double peak;
@@ -197,10 +203,10 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     const opm_memory_level *sram, *l2, *hbm;
     find_levels(hw, &sram, &l2, &hbm);
     h->smem_bw_sm = sram && sram->bandwidth_bytes_per_s > 0
-                        ? sram->bandwidth_bytes_per_s * sram->utilization / h->num_sms
+                        ? sram->bandwidth_bytes_per_s * sram->utilization / h->num_sms * sustained / clock
                         : maxd(SMEM_B_PER_CLK * h->clock_hz, h->flops_per_s_sm / SMEM_FEED_FLOP_PER_B);
     if (l2) {
-        h->l2_bw = l2->bandwidth_bytes_per_s > 0 ? l2->bandwidth_bytes_per_s * l2->utilization
+        h->l2_bw = l2->bandwidth_bytes_per_s > 0 ? l2->bandwidth_bytes_per_s * l2->utilization * sustained / clock
                                                  : L2_B_PER_CLK_SM * h->num_sms * h->clock_hz;
         h->l2_port_sm = maxd(L2_PORT_B_PER_CLK * h->clock_hz, h->l2_bw / h->num_sms);
     } else {
@@ -224,7 +230,7 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->warp_size = cparam(hw, CP_WARP_SIZE, DEF_WARP);
     h->mi = matrix_family(hw, h->tensor);
     for (int i = 0; i < 3; i++) h->fma[i] = hw->has_fma && hw->fma_dims[i] > 0 ? hw->fma_dims[i] : 1;
-    h->fixed_s = hw->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES] / h->clock_hz;
+    h->fixed_s = hw->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES] / clock; /* launch and drain: not the loaded clock */
     double flop_j = h->tensor ? opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt)
                               : opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, simt_dt);
     if (flop_j <= 0 && !h->tensor) flop_j = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
