@@ -766,6 +766,16 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k)
             }
     }
     if (!any) return 0;
+    /* split_k alone names no kernel: the catalog, at that split (a library
+     * that never splits K is split_k: 1), and no stream-K. */
+    int others = 0;
+    for (int j = 0; j < H_COUNT; j++) others += has[j] && j != H_SPLIT;
+    if (!others) {
+        memset(k, 0, sizeof *k);
+        k->split_k = v[H_SPLIT] < 1 ? 1 : (int)v[H_SPLIT];
+        k->split_hinted = 1;
+        return 2;
+    }
 #define HINT(j, dflt) (has[j] ? (int)v[j] : (dflt))
     /* Defaults for what the hints leave out: a 128×128 CTA tile of four
      * 64×64 warps, K depth of 64 bytes (tensor) or 8 elements (SIMT), the
@@ -832,7 +842,9 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
 {
     gemm_kernel k;
     gemm_eval e;
-    if (opm_gemm_hinted(op, h, &k)) {
+    int hinted = opm_gemm_hinted(op, h, &k);
+    int fixed_split = hinted == 2 ? k.split_k : 0;
+    if (hinted == 1) {
         if (!opm_gemm_setup(pb, h, &k, &e)) {
             /* The hinted CTA does not fit an SM: run it one CTA per SM, as
              * a launch with an oversubscribed SM would serialise anyway. */
@@ -873,7 +885,18 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
     int found = 0;
     for (size_t i = 0; i < n; i++) {
         from_entry(&cat[i], pb, h, &k);
-        split_k_sweep(pb, h, wave, k, 1, best, &found);
+        if (!fixed_split) {
+            split_k_sweep(pb, h, wave, k, 1, best, &found);
+            continue;
+        }
+        k.split_k = fixed_split;
+        k.split_hinted = 1;
+        k.stream_k = 0;
+        if (!opm_gemm_setup(pb, h, &k, &e)) continue;
+        wave(pb, h, &e);
+        opm_gemm_power_cap(h, &e);
+        if (!found || e.body_s < best->body_s) *best = e;
+        found = 1;
     }
     if (!found)
         return opm_err(err, OPM_EUNSUPPORTED, "hardware",

@@ -207,7 +207,8 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
 int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e);
 /* Applies the power cap to e->body_s (see gemm_tiled.c). */
 void opm_gemm_power_cap(const gemm_hw *h, gemm_eval *e);
-/* Hinted kernel when the op has any hint (returns 1), else 0. */
+/* Hinted kernel when the op has any tile hint (returns 1); 2 when split_k
+ * is its only hint (k->split_k set: the catalog at that split); else 0. */
 int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k);
 /* Best kernel for pb under `wave`: the hinted one, or the lowest body_s of
  * the catalog.  Returns 0 and fills *best, or OPM_EUNSUPPORTED. */

@@ -159,6 +159,9 @@ static void kernel_warps(opm_gemm_row *r, int sliced, long outputs_8x8_warps, lo
 int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r)
 {
     r->kern_tm = 0;
+    /* vLLM's CUTLASS fp8 scaled_mm dispatches fixed tile configurations by
+     * M and never splits K: the catalog at split_k 1. */
+    r->no_split = strstr(name, "cutlass") && strstr(name, "scaled_mm");
     const char *p = strstr(name, "sgemm_");
     if (!p) return 0;
     p += 6;
@@ -406,6 +409,7 @@ static opm_op *row_op(const opm_gemm_row *r, int hints, opm_error *err)
         (r->bias && opm_op_set_bool(op, "bias", 1, err)) ||
         (r->act_quant && harness_attrs(op, r, err)) ||
         (r->l2_warm && opm_op_set_string(op, "l2_warm", l2_warm_names[r->l2_warm], err)) ||
+        (hints && r->no_split && !r->kern_tm && opm_op_set_int(op, "split_k", 1, err)) ||
         (hints && r->kern_tm &&
          (opm_op_set_int(op, "cta_tile_m", r->kern_tm, err) || opm_op_set_int(op, "cta_tile_n", r->kern_tn, err) ||
           opm_op_set_int(op, "cta_tile_k", r->kern_tk, err) || opm_op_set_int(op, "warps_per_cta", r->kern_warps, err) ||

@@ -50,6 +50,9 @@ typedef struct opm_gemm_row {
      * (OPM_GTIME_*: how the time was taken; eager rows are host-launch
      * bound and scored only with a calibrated overhead). */
     unsigned char act_quant, l2_warm, timing;
+    /* The kernel column names a library that never splits K (a split_k 1
+     * hint with automatic tile selection). */
+    unsigned char no_split;
 } opm_gemm_row;
 
 enum { OPM_GAQ_NONE, OPM_GAQ_STATIC, OPM_GAQ_DYNAMIC, OPM_GAQ_DYNAMIC_BLOCK, OPM_GAQ_BLOCK };
