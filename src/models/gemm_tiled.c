@@ -1390,8 +1390,8 @@ static int predict_conv(const opm_op *op, const gemm_hw *h, gemm_wave_fn wave, g
  * a zeroed scale, an absmax pass whose one atomic update per row block all
  * hit one address (serialised at SAME_ADDRESS_ATOMIC_CYCLES each), then
  * the quantising pass; dynamic_block, one pass that also writes an fp32
- * scale per 1x128 group.  Each kernel pays the device's fixed time and a
- * DRAM latency; a source that fits the usable L2 and is warm (the
+ * scale per 1x128 group.  Each kernel pays BACK_TO_BACK_KERNEL_FRACTION of
+ * the device's fixed time; a source that fits the usable L2 and is warm (the
  * previous kernel wrote it) streams at the L2 rate.  Returns the time and
  * adds the DRAM bytes to *rd / *wr. */
 static double act_quant_s(const gemm_problem *pb, const gemm_hw *h, double *rd, double *wr)
@@ -1399,13 +1399,16 @@ static double act_quant_s(const gemm_problem *pb, const gemm_hw *h, double *rd, 
     if (pb->act_quant == GEMM_AQ_NONE) return 0;
     double elems = pb->batch * pb->m * pb->k, src = 2 * elems, rows = pb->batch * pb->m;
     int l2 = pb->warm_a && src <= L2_USABLE * h->l2_size;
-    double r_bw = l2 ? h->l2_bw : h->hbm_bw, kern = h->fixed_s + h->lat_dram_s;
+    /* Kernels launched back to back (in a graph or a stream) overlap one's
+     * launch with the previous one's drain: each costs a fraction of the
+     * fixed time. */
+    double r_bw = l2 ? h->l2_bw : h->hbm_bw, kern = BACK_TO_BACK_KERNEL_FRACTION * h->fixed_s;
     double out = elems + (pb->act_quant == GEMM_AQ_DYNAMIC_BLOCK ? 4 * ceil(pb->k / 128) * rows : 0);
     double t = kern + src / r_bw + out / (out <= L2_USABLE * h->l2_size ? h->l2_bw : h->hbm_write_bw);
     if (!l2) *rd += src;
     *wr += out;
     if (pb->act_quant == GEMM_AQ_DYNAMIC) {
-        t += h->fixed_s; /* the zeroed scale */
+        t += kern; /* the zeroed scale */
         t += kern + maxd(src / r_bw, rows * SAME_ADDRESS_ATOMIC_CYCLES / h->clock_hz);
         if (!l2) *rd += src;
     }

@@ -147,6 +147,10 @@ typedef struct gemm_eval {
  * absmax of a dynamic fp8 activation quantisation: one per row block).
  * Fitted, bounded [2, 64] (docs/gemm_models.md, "Activation quantisation"). */
 #define SAME_ADDRESS_ATOMIC_CYCLES 14.0
+/* Share of the device fixed time a kernel costs when it follows another of
+ * the same op back to back (its launch overlaps the previous drain).
+ * Fitted, bounded [0.25, 1] (docs/gemm_models.md, "Activation quantisation"). */
+#define BACK_TO_BACK_KERNEL_FRACTION 0.5
 #define WARPS_FOR_PEAK 4.0
 /* DRAM write bandwidth over the reached read bandwidth: output stores and
  * the split-K partials.  Fitted, bounded [0.5, 1] (docs/gemm_models.md). */
