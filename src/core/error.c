@@ -15,6 +15,22 @@ void opm_error_clear(opm_error *err)
     err->message[0] = '\0';
 }
 
+const char *opm_errstr(int status)
+{
+    switch (status) {
+    case OPM_OK: return "success";
+    case OPM_EINVAL: return "invalid input";
+    case OPM_EIO: return "input/output error";
+    case OPM_ENOMEM: return "out of memory";
+    case OPM_EUNSUPPORTED: return "not supported by this model or hardware";
+    case OPM_EOVERFLOW: return "count overflows 64 bits";
+    case OPM_ENOTFOUND: return "not found";
+    default: return "unknown status";
+    }
+}
+
+void opm_free(void *p) { free(p); }
+
 int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
 {
     if (!err) return (int)code;
