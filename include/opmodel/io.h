@@ -16,6 +16,11 @@
 extern "C" {
 #endif
 
+/* The largest document read: an op or hardware file, one --batch line, a
+ * string given to the parsers.  A larger one is an error (OPM_EINVAL), so an
+ * endless input such as /dev/zero ends instead of exhausting memory. */
+#define OPM_DOCUMENT_MAX_BYTES ((size_t)64 << 20)
+
 typedef enum opm_format { OPM_FORMAT_AUTO, OPM_FORMAT_YAML, OPM_FORMAT_JSON } opm_format;
 
 /* Parses one operation from a file ("-" reads stdin).  YAML and JSON both. */

@@ -299,9 +299,15 @@ opm_format opm_guess_format(const char *text, size_t len)
 opm_op *opm_op_parse_string(const char *text, size_t len, opm_format format, const char *source,
                             int first_line, opm_error *err)
 {
+    opm_error_clear(err);
     /* JSON is YAML too; libyaml gives positions for every node, so JSON
-     * files go through it as well.  The jansson path serves JSONL streams,
+     * files go through it as well.  The yajl path serves JSONL streams,
      * where speed matters more than columns. */
+    if (len > OPM_DOCUMENT_MAX_BYTES) {
+        opm_err(err, OPM_EINVAL, NULL, "%s: expected a document of at most %zu MiB, got %zu bytes",
+                source ? source : "<input>", OPM_DOCUMENT_MAX_BYTES >> 20, len);
+        return NULL;
+    }
     if (format == OPM_FORMAT_AUTO) format = OPM_FORMAT_YAML;
     doc *d = format == OPM_FORMAT_JSON ? doc_parse_json(text, len, source, first_line, err)
                                        : doc_parse_yaml(text, len, source, first_line, err);
