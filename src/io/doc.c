@@ -469,6 +469,13 @@ static const yajl_callbacks json_callbacks = {
     j_null, j_bool, NULL, NULL, j_number, j_string, j_start_map, j_key, j_end, j_start_array, j_end,
 };
 
+static int blank(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r' && text[i] != '\n') return 0;
+    return 1;
+}
+
 doc *doc_parse_json(const char *text, size_t len, const char *source, int first_line, opm_error *err)
 {
     doc *d = doc_new(source);
@@ -503,7 +510,7 @@ doc *doc_parse_json(const char *text, size_t len, const char *source, int first_
         } else if (j.dup[0]) {
             opm_err(err, OPM_EINVAL, NULL, "%s:%d:%d: %s: duplicate key; expected each key once", d->source,
                     line, col, j.dup);
-        } else if (st == yajl_status_ok) {
+        } else if (st == yajl_status_ok || blank(text, len)) {
             opm_err(err, OPM_EINVAL, NULL, "%s:%d:1: expected a document, got empty input", d->source, first_line);
         } else {
             unsigned char *msg = yajl_get_error(h, 0, (const unsigned char *)text, len);
