@@ -61,6 +61,11 @@ extern const char *const opm_kind_name_list[];
 extern const char *const opm_phase_name_list[];
 extern const char *const opm_role_name_list[];
 
+/* Tensor i of an op the caller is still building (NULL past the end): for
+ * code that rewrites shapes in place between predictions of one op
+ * (models/batch.c), which must keep the op valid. */
+opm_tensor *opm_op_tensor_mut(opm_op *op, size_t i);
+
 /* Bounded string copy that always terminates. */
 void opm_strlcpy(char *dst, const char *src, size_t cap);
 /* String interning (strtab.c): one copy of each string in an arena, found

@@ -289,6 +289,11 @@ const opm_tensor *opm_op_tensor(const opm_op *op, size_t i)
     return i < op->n_tensors ? &op->tensors[i] : NULL;
 }
 
+opm_tensor *opm_op_tensor_mut(opm_op *op, size_t i)
+{
+    return i < op->n_tensors ? &op->tensors[i] : NULL;
+}
+
 const opm_tensor *opm_op_find_tensor(const opm_op *op, opm_role role, size_t nth)
 {
     for (size_t i = 0; i < op->n_tensors; i++)

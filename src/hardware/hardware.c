@@ -11,12 +11,17 @@
 const char *const opm_hw_cparam_names[CP_COUNT] = {
     "clock_hz", "tensor_clock_hz", "sm_max_clock_hz", "num_sms", "max_ctas_per_sm",
     "max_warps_per_sm", "registers_per_sm", "shared_memory_bytes_per_sm", "max_async_copy_groups",
-    "tensor_latency_cycles", "device_fixed_overhead_cycles",
+    "tensor_latency_cycles", "device_fixed_overhead_cycles", "warp_size",
 };
 const char *const opm_hw_map_names[HM_COUNT] = {
     "tensor_flops_per_s", "vector_flops_per_s", "tensor_energy_j_per_flop", "vector_energy_j_per_flop",
-    "tensor_flops_per_clock_per_sm", "vector_flops_per_clock_per_sm",
+    "tensor_flops_per_clock_per_sm", "vector_flops_per_clock_per_sm", "tensor_achievable_fraction",
 };
+/* mma_sync: Volta..Ada warp-level MMA; wgmma: Hopper warpgroup MMA fed by
+ * TMA; tcgen05: Blackwell MMA into tensor memory; mfma: AMD CDNA matrix
+ * cores; mxu: TPU systolic arrays; mme: Gaudi matrix engines; simt: no
+ * matrix engine (CUDA-core FMAs). */
+const char *const opm_hw_matrix_names[] = {"simt", "mma_sync", "wgmma", "tcgen05", "mfma", "mxu", "mme", NULL};
 const char *const opm_hw_power_names[PC_COUNT] = {
     "base_power_w", "sm_resident_power_w", "tc_active_power_w", "dram_active_power_w",
     "dram_exposed_power_w", "l2_active_power_w", "smem_active_power_w",
@@ -42,6 +47,16 @@ int opm_hw_check(const opm_hardware *hw, opm_error *err)
     if ((hw->cparam_set & (1u << CP_SM_MAX_CLOCK_HZ)) && hw->cparam[CP_SM_MAX_CLOCK_HZ] < hw->cparam[CP_CLOCK_HZ])
         return opm_err(err, OPM_EINVAL, "compute.sm_max_clock_hz", "expected at least clock_hz (%.17g), got %.17g",
                        hw->cparam[CP_CLOCK_HZ], hw->cparam[CP_SM_MAX_CLOCK_HZ]);
+    if ((hw->cparam_set & (1u << CP_WARP_SIZE)) &&
+        !(hw->cparam[CP_WARP_SIZE] >= 1 && hw->cparam[CP_WARP_SIZE] <= 128))
+        return opm_err(err, OPM_EINVAL, "compute.warp_size", "expected 1 to 128 lanes, got %.17g",
+                       hw->cparam[CP_WARP_SIZE]);
+    for (int d = 0; d < OPM_DTYPE_COUNT; d++) {
+        double f = hw->maps[HM_TENSOR_ACHIEVABLE][d];
+        if (f != 0 && !(f > 0 && f <= 1))
+            return opm_err(err, OPM_EINVAL, "compute.tensor_achievable_fraction",
+                           "expected a fraction in (0, 1] for %s, got %.17g", opm_dtype_name((opm_dtype)d), f);
+    }
     int peaks = 0;
     for (int e = HM_TENSOR_FLOPS; e <= HM_VECTOR_FLOPS; e++)
         for (int d = 0; d < OPM_DTYPE_COUNT; d++) peaks += hw->maps[e][d] > 0;
@@ -108,6 +123,7 @@ opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, o
 int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
 {
     if (strcmp(a->name, b->name) || strcmp(a->kind, b->kind) || strcmp(a->dataflow, b->dataflow) ||
+        strcmp(a->matrix_instruction, b->matrix_instruction) ||
         a->static_power_w != b->static_power_w || a->tdp_w != b->tdp_w ||
         a->has_static_power != b->has_static_power || a->has_tdp != b->has_tdp ||
         a->cparam_set != b->cparam_set || a->has_fma != b->has_fma ||

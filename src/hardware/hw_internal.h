@@ -9,23 +9,30 @@ enum {
     CP_CLOCK_HZ, CP_TENSOR_CLOCK_HZ, CP_SM_MAX_CLOCK_HZ, CP_NUM_SMS, CP_MAX_CTAS_PER_SM,
     CP_MAX_WARPS_PER_SM, CP_REGISTERS_PER_SM, CP_SHARED_MEMORY_BYTES_PER_SM,
     CP_MAX_ASYNC_COPY_GROUPS, CP_TENSOR_LATENCY_CYCLES, CP_DEVICE_FIXED_OVERHEAD_CYCLES,
-    CP_COUNT
+    CP_WARP_SIZE, CP_COUNT
 };
 extern const char *const opm_hw_cparam_names[CP_COUNT];
 
 enum {
     HM_TENSOR_FLOPS, HM_VECTOR_FLOPS, HM_TENSOR_ENERGY, HM_VECTOR_ENERGY, HM_TENSOR_FPC,
-    HM_VECTOR_FPC, HM_COUNT
+    HM_VECTOR_FPC, HM_TENSOR_ACHIEVABLE, HM_COUNT
 };
 extern const char *const opm_hw_map_names[HM_COUNT];
 
 enum { PC_COUNT = 7, FEATURE_MAX = 16 };
 extern const char *const opm_hw_power_names[PC_COUNT];
 
+/* Values of compute.matrix_instruction, NULL-terminated. */
+extern const char *const opm_hw_matrix_names[];
+
 struct opm_hardware {
     char name[64];
     char kind[8];
     char dataflow[32];
+    /* The matrix instruction family its GEMM kernels are built on
+     * (opm_hw_matrix_names; "" when not given): selects the kernel
+     * catalog, so per-architecture behaviour comes from this data. */
+    char matrix_instruction[16];
     double static_power_w, tdp_w;
     int has_static_power, has_tdp;
     double cparam[CP_COUNT];

@@ -91,12 +91,13 @@ static int dtype_map(ctx *c, const doc_node *m, const char *field, double *vals,
 static int load_compute(ctx *c, opm_hardware *hw, const doc_node *m)
 {
     if (m->type != DOC_MAP) return bad(c, m, "compute", "a mapping");
-    const char *valid[CP_COUNT + HM_COUNT + 3];
+    const char *valid[CP_COUNT + HM_COUNT + 4];
     size_t nv = 0;
     for (int i = 0; i < CP_COUNT; i++) valid[nv++] = opm_hw_cparam_names[i];
     for (int i = 0; i < HM_COUNT; i++) valid[nv++] = opm_hw_map_names[i];
     valid[nv++] = "fma_dims";
     valid[nv++] = "dataflow";
+    valid[nv++] = "matrix_instruction";
     valid[nv] = NULL;
     for (size_t i = 0; i < m->n; i++) {
         const doc_node *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
@@ -109,7 +110,7 @@ static int load_compute(ctx *c, opm_hardware *hw, const doc_node *m)
             /* Counts of things are whole numbers; clocks and cycles need not be. */
             int whole = idx == CP_NUM_SMS || idx == CP_MAX_CTAS_PER_SM || idx == CP_MAX_WARPS_PER_SM ||
                         idx == CP_REGISTERS_PER_SM || idx == CP_SHARED_MEMORY_BYTES_PER_SM ||
-                        idx == CP_MAX_ASYNC_COPY_GROUPS;
+                        idx == CP_MAX_ASYNC_COPY_GROUPS || idx == CP_WARP_SIZE;
             if (whole && hw->cparam[idx] != floor(hw->cparam[idx]))
                 return bad(c, v, f, idx == CP_NUM_SMS ? "a positive integer" : "a non-negative integer");
             hw->cparam_set |= 1u << idx;
@@ -127,6 +128,10 @@ static int load_compute(ctx *c, opm_hardware *hw, const doc_node *m)
             hw->has_fma = 1;
         } else if (!strcmp(k->text, "dataflow")) {
             if (string(c, v, f, hw->dataflow, sizeof hw->dataflow)) return OPM_EINVAL;
+        } else if (!strcmp(k->text, "matrix_instruction")) {
+            if (v->type != DOC_SCALAR || doc_is_null(v) || index_of(v->text, opm_hw_matrix_names, 7) < 0)
+                return bad(c, v, f, "one of simt, mma_sync, wgmma, tcgen05, mfma, mxu, mme");
+            opm_strlcpy(hw->matrix_instruction, v->text, sizeof hw->matrix_instruction);
         } else {
             return unknown(c, k, "compute.", valid, "compute");
         }
@@ -391,6 +396,8 @@ static doc *to_doc(const opm_hardware *hw)
               put_num(d, f, NULL, hw->fma_dims[2]) || doc_append(d, comp, "fma_dims", f);
     }
     if (!bad && hw->dataflow[0]) bad = doc_append(d, comp, "dataflow", doc_new_scalar(d, hw->dataflow, 1));
+    if (!bad && hw->matrix_instruction[0])
+        bad = doc_append(d, comp, "matrix_instruction", doc_new_scalar(d, hw->matrix_instruction, 0));
     bad = bad || doc_append(d, root, "memory", mem) || doc_append(d, mem, "levels", levels);
     doc_node *mutil = NULL;
     for (size_t i = 0; !bad && i < hw->n_levels; i++) {

@@ -40,14 +40,14 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
     double out_elem = in.out_elem, lat = in.lat_s;
     double first_pro = -1, dominant = -1;
     for (int w = 0; w < 2; w++) {
-        double nt = w ? e->tail_tiles : e->slots, count = w ? 1 : e->full_waves;
+        double nt, kit, frac, count = w ? 1 : e->full_waves;
+        opm_gemm_wave_class(e, w, &nt, &kit, &frac);
         if (nt <= 0 || count <= 0) continue;
         double a = mind(ceil(nt / h->num_sms), e->ctas_per_sm);
         double sms = mind(nt, h->num_sms);
-        double frac = nt / e->tiles;
         double r_math = h->flops_per_s_sm * mind(1.0, a * k->warps / WARPS_FOR_PEAK) * share;
-        double t_c = a * e->kiters * 2.0 * k->tm * k->tn * k->tk / r_math;
-        double t_s = a * e->kiters * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
+        double t_c = a * kit * 2.0 * k->tm * k->tn * k->tk / r_math;
+        double t_s = a * kit * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
         double inflight = sms * a * (k->stages > 1 ? k->stages - 1 : 1) * tile_iter_bytes;
         double r_l2 = isinf(h->l2_bw) ? HUGE_VAL : mind(mind(h->l2_bw, sms * h->l2_port_sm), inflight / h->lat_l2_s);
         double r_dram = mind(h->hbm_bw, inflight / lat);
@@ -91,8 +91,9 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
             e->exposed_latency = 1;
     }
     e->t_prologue = first_pro > 0 ? first_pro : 0;
-    e->t_epilogue += h->lat_l2_s;
-    e->body_s += e->t_prologue + h->lat_l2_s;
+    double fixup = opm_gemm_fixup_s(h, e);
+    e->t_epilogue += h->lat_l2_s + fixup;
+    e->body_s += e->t_prologue + h->lat_l2_s + fixup;
     if (k->split_k > 1) {
         e->t_reduce = opm_gemm_reduce_s(pb, h, k);
         e->body_s += e->t_reduce;

@@ -127,6 +127,36 @@ static double cparam(const opm_hardware *hw, int i, double dflt)
     return (hw->cparam_set & (1u << i)) && hw->cparam[i] > 0 ? hw->cparam[i] : dflt;
 }
 
+/* The sustained fraction of the dense tensor peak for dtype dt: the
+ * hardware's own figure for dt, else for its sibling dtype (fp16/bf16,
+ * the two fp8s), else for bf16, else the default (*dflt = 1). */
+static double tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt)
+{
+    const double *f = hw->maps[HM_TENSOR_ACHIEVABLE];
+    opm_dtype sib = dt == OPM_FP16 ? OPM_BF16 : dt == OPM_BF16 ? OPM_FP16
+                  : dt == OPM_FP8_E4M3 ? OPM_FP8_E5M2 : dt == OPM_FP8_E5M2 ? OPM_FP8_E4M3 : dt;
+    *dflt = 0;
+    if (f[dt] > 0) return f[dt];
+    if (f[sib] > 0) return f[sib];
+    if (f[OPM_BF16] > 0) return f[OPM_BF16];
+    *dflt = 1;
+    return OPM_TENSOR_ACHIEVABLE_DEFAULT;
+}
+
+static int matrix_family(const opm_hardware *hw, int tensor)
+{
+    const char *m = hw->matrix_instruction;
+    if (!tensor) return GEMM_MI_SIMT;
+    if (!strcmp(m, "wgmma")) return GEMM_MI_WGMMA;
+    if (!strcmp(m, "tcgen05")) return GEMM_MI_TCGEN05;
+    if (!strcmp(m, "mfma")) return GEMM_MI_MFMA;
+    if (!strcmp(m, "mxu")) return GEMM_MI_MXU;
+    if (!strcmp(m, "mme")) return GEMM_MI_MME;
+    /* Not given (or simt with a tensor peak): warp-level MMA, the family
+     * every CUDA tensor core since Volta runs. */
+    return GEMM_MI_MMA_SYNC;
+}
+
 int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err)
 {
     memset(h, 0, sizeof *h);
@@ -135,9 +165,11 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     double tpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_TENSOR, dt);
     double peak;
     opm_dtype simt_dt = dt;
+    h->achievable = 1;
     if (tpeak > 0) {
         h->tensor = 1;
-        peak = tpeak * hw->util_tensor;
+        h->achievable = tensor_achievable(hw, dt, &h->achievable_default);
+        peak = tpeak * hw->util_tensor * h->achievable;
     } else {
         /* No matrix engine for this dtype (fp32 without tf32 on NVIDIA):
          * SIMT FMAs at the vector peak, fp32 when the dtype has none.
@@ -188,10 +220,9 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->max_warps = cparam(hw, CP_MAX_WARPS_PER_SM, DEF_MAX_WARPS);
     h->regs_per_sm = cparam(hw, CP_REGISTERS_PER_SM, DEF_REGS);
     h->smem_per_sm = cparam(hw, CP_SHARED_MEMORY_BYTES_PER_SM, DEF_SMEM);
-    /* The schema has no warp width: 32 lanes for every device (AMD's
-     * 64-lane waves then look like two warps, which only changes how many
-     * CTAs the register file admits). */
-    h->warp_size = DEF_WARP;
+    /* Lanes per warp (AMD CDNA wavefronts are 64 wide). */
+    h->warp_size = cparam(hw, CP_WARP_SIZE, DEF_WARP);
+    h->mi = matrix_family(hw, h->tensor);
     for (int i = 0; i < 3; i++) h->fma[i] = hw->has_fma && hw->fma_dims[i] > 0 ? hw->fma_dims[i] : 1;
     h->fixed_s = hw->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES] / h->clock_hz;
     double flop_j = h->tensor ? opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt)
@@ -293,8 +324,34 @@ double opm_gemm_tile_rows(const gemm_problem *pb, int tm)
  * depth among its warps). */
 static double warp_smem_reads(const gemm_problem *pb, const gemm_kernel *k)
 {
+    /* Warpgroup MMAs read their operands from shared memory: each 64-row
+     * consumer warpgroup its rows of A and the whole B tile.  tcgen05 MMAs
+     * read both tiles once per CTA. */
+    if (k->mi == GEMM_MI_WGMMA) {
+        double groups = k->tm > 64 ? (k->tm + 127) / 128 * 2 : 1;
+        return ((double)k->tm * pb->a_bytes + groups * k->tn * pb->b_bytes) * k->tk;
+    }
+    if (k->mi == GEMM_MI_TCGEN05) return ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;
     double ksteps = k->sliced ? (double)k->tk / opm_gemm_slices(k) : k->tk;
     return k->warps * ((double)k->wm * pb->a_bytes + (double)k->wn * pb->b_bytes) * ksteps;
+}
+
+/* The rows x cols block of nt tiles (rows · cols ≥ nt) whose A and B panels
+ * hold the fewest bytes: rows near sqrt(nt · tn·b / (tm·a)). */
+static void swizzled_wave(const gemm_problem *pb, const gemm_kernel *k, const gemm_eval *e, double nt, double *rows,
+                          double *cols)
+{
+    double ra = k->tm * pb->a_bytes, cb = k->tn * pb->b_bytes, max_r = e->tiles_m * pb->batch;
+    double r0 = floor(sqrt(nt * cb / ra)), best = HUGE_VAL;
+    for (double r = maxd(1, r0); r <= r0 + 1; r++) {
+        double rr = mind(r, max_r), cc = mind(cdivd(nt, rr), e->tiles_n);
+        double bytes = rr * ra + cc * cb;
+        if (bytes < best) {
+            best = bytes;
+            *rows = rr;
+            *cols = cc;
+        }
+    }
 }
 
 int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e)
@@ -348,6 +405,11 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
             if (nt <= 0) continue;
             double cols = mind(nt, e->tiles_n);
             double rows = mind(cdivd(nt, e->tiles_n), e->tiles_m * pb->batch);
+            /* Tensor-core libraries swizzle their tile order (CUTLASS's
+             * threadblock swizzle and persistent scheduler, cuBLAS's and
+             * hipBLASLt's heuristics): a wave covers the block of tile rows
+             * x columns that reads the least, not one strip of rows. */
+            if (h->tensor) swizzled_wave(pb, k, e, nt, &rows, &cols);
             /* A grouped wave's tile rows span several groups, each with
              * its own weight panel. */
             double panels = pb->groups > 0 ? mind(pb->b_mats, cdivd(rows * pb->b_mats, e->tiles_m)) : 1;
@@ -370,9 +432,31 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
         /* Both are at least the first touch: a_wave, a_l2 ≥ a_all ≥ a_first. */
         a_dram = shared || pb->trans_a ? a_wave : a_l2;
         b_dram = shared || !pb->trans_b ? b_wave : b_l2;
+        /* Tensor-core libraries choose the raster order and swizzle of their
+         * tile schedulers (CUTLASS's persistent scheduler, cuBLAS's and
+         * hipBLASLt's heuristics): an operand that fits the usable L2 on its
+         * own stays resident while the other streams past it once. */
+        if (h->tensor && mind(a_first, b_first) <= L2_USABLE * h->l2_size && a_first + b_first < a_dram + b_dram) {
+            a_dram = a_first;
+            b_dram = b_first;
+        }
     }
+    /* Operands the previous kernel left in L2 are hits when they fit its
+     * usable part (the input first: it is the one just written); one that
+     * does not fit was streamed through it and left little behind. */
+    double warm_room = L2_USABLE * h->l2_size, warm[2] = {0, 0};
+    if (pb->warm_a && a_first <= warm_room) warm_room -= (warm[0] = a_first);
+    if (pb->warm_b && b_first <= warm_room) warm[1] = b_first;
+    a_dram = maxd(0, a_dram - warm[0]);
+    b_dram = maxd(0, b_dram - warm[1]);
     double bias = pb->bias ? pb->n * pb->c_bytes : 0;
     e->dram_read = a_dram + b_dram + bias;
+    /* A cluster's multicast loads each B panel once for its CTAs: fewer L2
+     * reads, never fewer than the DRAM brings in. */
+    if (k->multicast > 1) {
+        double b_l2 = e->l2_read - e->tiles_n * a_all;
+        e->l2_read -= b_l2 - maxd(b_l2 / k->multicast, mind(b_l2, b_dram));
+    }
     /* DRAM row activations.  Per K step a CTA reads, of each tile row of a
      * K-contiguous operand, a piece of tk elements (of an M/N-contiguous
      * one, a piece of the tile's extent), and the matrix rows lie a whole
@@ -402,7 +486,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
         double elem = o ? pb->b_bytes : pb->a_bytes;
         double bpa = elem < 1 ? DRAM_PAGE_BYTES
                               : mind(DRAM_PAGE_BYTES, piece[o] * maxd(1.0, DRAM_PAGE_BYTES / stride[o]));
-        double acts = piece[o] > 0 && stride[o] > 0 ? first[o] / bpa : 0;
+        double acts = piece[o] > 0 && stride[o] > 0 ? (first[o] - warm[o]) / bpa : 0;
         e->dram_acts += acts;
         e->dram_read_eq += maxd(bytes[o], acts * h->hbm_act_s * h->hbm_bw);
     }
@@ -435,6 +519,30 @@ void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval 
     w->lat_s = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
 }
 
+void opm_gemm_wave_class(const gemm_eval *e, int w, double *nt, double *kit, double *frac)
+{
+    *nt = w ? e->tail_tiles : e->slots;
+    *kit = e->kiters;
+    *frac = *nt / e->tiles;
+    if (w && e->kern.stream_k && e->tail_tiles > 0 && e->kiters > 1) {
+        double iters = e->tail_tiles * e->kiters;
+        *nt = mind(e->slots, iters);
+        *kit = cdivd(iters, *nt);
+    }
+}
+
+double opm_gemm_fixup_s(const gemm_hw *h, const gemm_eval *e)
+{
+    if (!(e->kern.stream_k && e->tail_tiles > 0 && e->kiters > 1)) return 0;
+    double nt, kit, frac;
+    opm_gemm_wave_class(e, 1, &nt, &kit, &frac);
+    double pieces = nt / e->tail_tiles;
+    if (pieces <= 1) return 0;
+    /* Every piece but the last writes an fp32 partial tile, the last reads them. */
+    double bytes = 2 * (nt - e->tail_tiles) * e->kern.tm * e->kern.tn * 4.0;
+    return h->lat_l2_s + bytes / h->l2_bw;
+}
+
 /* The extended wave model (see the file comment). */
 static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e)
 {
@@ -445,15 +553,15 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
     double out_elem = in.out_elem, lat = in.lat_s;
     double first_pro = -1;
     for (int w = 0; w < 2; w++) {
-        double nt = w ? e->tail_tiles : e->slots, count = w ? 1 : e->full_waves;
+        double nt, kit, frac, count = w ? 1 : e->full_waves;
+        opm_gemm_wave_class(e, w, &nt, &kit, &frac);
         if (nt <= 0 || count <= 0) continue;
         double a = mind(cdivd(nt, h->num_sms), e->ctas_per_sm);
-        double frac = nt / e->tiles;
         double issue = mind(1.0, a * k->warps / WARPS_FOR_PEAK) * share;
         double t_c = a * 2.0 * k->tm * k->tn * k->tk / (h->flops_per_s_sm * issue);
         double t_s = a * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
-        double t_l2 = maxd(frac * e->l2_read / e->kiters / h->l2_bw, a * tile_iter_bytes / h->l2_port_sm);
-        double t_d = frac * e->dram_read_eq / e->kiters / h->hbm_bw;
+        double t_l2 = maxd(frac * e->l2_read / kit / h->l2_bw, a * tile_iter_bytes / h->l2_port_sm);
+        double t_d = frac * e->dram_read_eq / kit / h->hbm_bw;
         double t_lat = k->stages >= 2 ? lat / (k->stages - 1) : 0;
         double t_iter = k->stages >= 2 ? maxd(maxd(maxd(t_c, t_s), maxd(t_l2, t_d)), t_lat)
                                        : t_c + t_s + maxd(t_l2, t_d) + lat;
@@ -465,13 +573,13 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
         double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
         double store = frac * e->l2_write;
         double t_store = opm_gemm_store_s(h, store, w);
-        double loop = e->kiters * t_iter;
-        double wave = maxd(loop + issue_epi, e->kiters * t_d + t_store);
-        double it = e->kiters * count;
+        double loop = kit * t_iter;
+        double wave = maxd(loop + issue_epi, kit * t_d + t_store);
+        double it = kit * count;
         e->t_compute += it * t_c;
         e->t_smem += it * t_s;
         e->t_l2 += it * t_l2;
-        e->t_dram += count * (e->kiters * t_d + t_store);
+        e->t_dram += count * (kit * t_d + t_store);
         e->t_latency += it * t_lat;
         e->t_epilogue += count * issue_epi;
         e->body_s += count * wave;
@@ -480,8 +588,9 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
     /* Exposed once: the first wave's pipeline fill and the last stores'
      * latency; in between, waves overlap each other's ends. */
     e->t_prologue = first_pro > 0 ? first_pro : 0;
-    e->t_epilogue += h->lat_l2_s;
-    e->body_s += e->t_prologue + h->lat_l2_s;
+    double fixup = opm_gemm_fixup_s(h, e);
+    e->t_epilogue += h->lat_l2_s + fixup;
+    e->body_s += e->t_prologue + h->lat_l2_s + fixup;
     if (k->split_k > 1) {
         e->t_reduce = opm_gemm_reduce_s(pb, h, k);
         e->body_s += e->t_reduce;
@@ -514,6 +623,7 @@ void opm_gemm_power_cap(const gemm_hw *h, gemm_eval *e)
 typedef struct cat_entry {
     int tm, tn, tk_bytes;   /* tk_bytes: CTA K depth in bytes of the operand */
     int wm, wn, warps, sliced;
+    int multicast;          /* CTAs sharing one load of the B panel */
 } cat_entry;
 
 /* SIMT sgemm tiles (cuBLAS maxwell/volta/ampere_sgemm_*), K depth 8;
@@ -523,36 +633,68 @@ typedef struct cat_entry {
  * 128×32 and 32×128 ones, 8 warps (2 per K slice) for the 64×32 and 128×32
  * sliced ones. */
 static const cat_entry simt_cat[] = {
-    {128, 128, 32, 32, 64, 8, 0}, {128, 64, 32, 64, 32, 4, 0}, {64, 128, 32, 32, 64, 4, 0},
-    {64, 64, 32, 32, 64, 2, 0},   {128, 32, 32, 16, 32, 8, 0}, {32, 128, 32, 16, 32, 8, 0},
-    {32, 32, 128, 32, 32, 4, 1},  {64, 32, 128, 32, 32, 8, 1}, {128, 32, 128, 64, 32, 8, 1},
+    {128, 128, 32, 32, 64, 8, 0, 1}, {128, 64, 32, 64, 32, 4, 0, 1}, {64, 128, 32, 32, 64, 4, 0, 1},
+    {64, 64, 32, 32, 64, 2, 0, 1},   {128, 32, 32, 16, 32, 8, 0, 1}, {32, 128, 32, 16, 32, 8, 0, 1},
+    {32, 32, 128, 32, 32, 4, 1, 1},  {64, 32, 128, 32, 32, 8, 1, 1}, {128, 32, 128, 64, 32, 8, 1, 1},
 };
-/* Tensor-core / MFMA / MXU tiles, K depth 64 bytes (32 fp16 elements) or
- * 128 bytes (the deeper stages Hopper-class kernels use to cover latency
- * with fewer barriers); rounded up to multiples of the native MMA shape. */
+/* Warp-level MMA (mma.sync: Volta .. Ada) tiles, K depth 64 bytes (32 fp16
+ * elements) or 128 bytes (deeper stages cover latency with fewer
+ * barriers); rounded up to multiples of the native MMA shape.  cuBLAS's
+ * Ampere kernels include the 256x64 and 64x256 shapes. */
 static const cat_entry tensor_cat[] = {
-    {256, 128, 64, 64, 64, 8, 0}, {128, 256, 64, 64, 64, 8, 0}, {128, 128, 64, 64, 64, 4, 0},
-    {128, 64, 64, 64, 32, 4, 0},  {64, 128, 64, 32, 64, 4, 0},  {64, 64, 64, 32, 32, 4, 0},
-    {256, 128, 128, 64, 64, 8, 0}, {128, 256, 128, 64, 64, 8, 0}, {128, 128, 128, 64, 64, 4, 0},
+    {256, 128, 64, 64, 64, 8, 0, 1},  {128, 256, 64, 64, 64, 8, 0, 1},  {128, 128, 64, 64, 64, 4, 0, 1},
+    {128, 64, 64, 64, 32, 4, 0, 1},   {64, 128, 64, 32, 64, 4, 0, 1},   {64, 64, 64, 32, 32, 4, 0, 1},
+    {256, 128, 128, 64, 64, 8, 0, 1}, {128, 256, 128, 64, 64, 8, 0, 1}, {128, 128, 128, 64, 64, 4, 0, 1},
+    {256, 64, 64, 64, 64, 4, 0, 1},   {64, 256, 64, 64, 64, 4, 0, 1},
+};
+/* Hopper warpgroup MMA (wgmma m64nNk16, TMA loads, persistent warp-
+ * specialised kernels as CUTLASS 3 and cuBLAS sm90 run them): one producer
+ * warpgroup and one (64-row tiles, ping-pong) or two (128- and 256-row
+ * tiles, cooperative) consumer warpgroups; K depth 128 bytes (64 bf16 or
+ * 128 fp8 elements); 2x1 clusters multicast the B panel.  The warp tile
+ * only sizes the accumulators (tile over the consumer warps). */
+static const cat_entry wgmma_cat[] = {
+    {64, 64, 128, 32, 32, 8, 0, 1},   {64, 128, 128, 32, 64, 8, 0, 2},  {64, 256, 128, 64, 64, 8, 0, 2},
+    {128, 64, 128, 32, 32, 12, 0, 2}, {128, 128, 128, 32, 64, 12, 0, 2}, {128, 256, 128, 64, 64, 12, 0, 2},
+    {256, 128, 128, 64, 64, 12, 0, 2}, {128, 192, 128, 64, 48, 12, 0, 2},
+};
+/* Blackwell tcgen05 MMA: accumulators in tensor memory (registers only for
+ * addresses and the epilogue), 1-SM tiles of 128 rows and 2-SM tiles of
+ * 256 rows; a 2-SM tile runs as one 128-row tile per SM whose B panel the
+ * pair loads once (multicast 2).  K depth 128 bytes. */
+static const cat_entry tcgen05_cat[] = {
+    {128, 64, 128, 16, 16, 6, 0, 1},  {128, 128, 128, 16, 16, 6, 0, 1}, {128, 256, 128, 16, 16, 6, 0, 1},
+    {128, 128, 128, 16, 16, 6, 0, 2}, {128, 256, 128, 16, 16, 6, 0, 2}, {64, 128, 128, 16, 16, 6, 0, 1},
+};
+/* AMD CDNA MFMA macro tiles as hipBLASLt and the Tensile kernels run them:
+ * 256 threads (four 64-lane waves), K depth 64 bytes so that two stages fit
+ * the 64 KiB LDS. */
+static const cat_entry mfma_cat[] = {
+    {256, 256, 64, 128, 128, 4, 0, 1}, {256, 128, 64, 128, 64, 4, 0, 1}, {128, 256, 64, 64, 128, 4, 0, 1},
+    {128, 128, 64, 64, 64, 4, 0, 1},   {128, 64, 64, 64, 32, 4, 0, 1},   {64, 128, 64, 32, 64, 4, 0, 1},
+    {64, 64, 64, 32, 32, 4, 0, 1},     {256, 64, 64, 128, 32, 4, 0, 1},  {64, 256, 64, 32, 128, 4, 0, 1},
 };
 
 static int round_up(int v, int q) { return q > 1 ? (v + q - 1) / q * q : v; }
 
 /* Registers per thread a kernel needs: accumulators (warp tile over the
  * warp's lanes), the operand fragments, and ~48 for addresses and loop
- * state, capped at the 255 an NVIDIA thread can address. */
+ * state, capped at what a lane can address: 255 on a 32-lane warp, 512
+ * (VGPRs and AGPRs) on a 64-lane CDNA wave. */
 static int regs_for(int wm, int wn, double warp_size)
 {
     double acc = wm * wn / warp_size;
-    double r = acc + 2 * sqrt(acc) + 48;
-    return r > 255 ? 255 : (int)r;
+    double r = acc + 2 * sqrt(acc) + 48, cap = warp_size > 32 ? 512 : 255;
+    return r > cap ? (int)cap : (int)r;
 }
+
+static const char *const family_names[] = {"sgemm", "tensorop", "wgmma", "tcgen05", "mfma", "mxu", "mme"};
 
 static void from_entry(const cat_entry *c, const gemm_problem *pb, const gemm_hw *h, gemm_kernel *k)
 {
     memset(k, 0, sizeof *k);
     double opb = maxd(pb->a_bytes, pb->b_bytes);
-    k->family = h->tensor ? "tensorop" : "sgemm";
+    k->family = family_names[h->mi];
     k->tm = h->tensor ? round_up(c->tm, h->fma[0]) : c->tm;
     k->tn = h->tensor ? round_up(c->tn, h->fma[1]) : c->tn;
     int tk = (int)(c->tk_bytes / opb);
@@ -566,11 +708,19 @@ static void from_entry(const cat_entry *c, const gemm_problem *pb, const gemm_hw
     k->mma_n = h->tensor ? h->fma[1] : 1;
     k->mma_k = h->tensor ? h->fma[2] : 1;
     k->regs = regs_for(c->wm, c->wn, h->warp_size);
-    /* Pipeline depth from shared memory: as many K stages (2..4) as leave
-     * room for two CTAs per SM; SIMT sgemm kernels double-buffer. */
+    k->multicast = c->multicast;
+    k->mi = h->mi;
+    k->stream_k = h->mi == GEMM_MI_WGMMA || h->mi == GEMM_MI_TCGEN05;
+    /* Pipeline depth from shared memory: warp-level MMA kernels take as
+     * many K stages (2..4) as leave room for two CTAs per SM; the
+     * persistent Hopper and Blackwell kernels (one CTA per SM) fill it, up
+     * to 8, after a quarter kept for the epilogue's staging; SIMT sgemm and
+     * MFMA kernels double-buffer. */
     double stage = (double)(k->tm + k->tn) * k->tk * opb;
     int s = 2;
-    if (h->tensor)
+    if (h->mi == GEMM_MI_WGMMA || h->mi == GEMM_MI_TCGEN05)
+        while (s < 8 && (s + 1) * stage <= 0.75 * h->smem_per_sm) s++;
+    else if (h->mi == GEMM_MI_MMA_SYNC)
         while (s < 4 && (s + 1) * stage * 2 <= h->smem_per_sm) s++;
     k->stages = s;
     k->split_k = 1;
@@ -605,6 +755,7 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k)
      * hardware's MMA shape, 2 stages (3 on tensor paths), no split-K. */
     memset(k, 0, sizeof *k);
     k->family = "hinted";
+    k->mi = h->mi;
     k->tm = HINT(H_TM, 128);
     k->tn = HINT(H_TN, 128);
     k->tk = HINT(H_TK, h->tensor ? 32 : 8);
@@ -691,8 +842,17 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
         }
         return 0;
     }
-    const cat_entry *cat = h->tensor ? tensor_cat : simt_cat;
-    size_t n = h->tensor ? sizeof tensor_cat / sizeof tensor_cat[0] : sizeof simt_cat / sizeof simt_cat[0];
+    const cat_entry *cat;
+    size_t n;
+#define CAT(c) (cat = c, n = sizeof c / sizeof c[0])
+    switch (h->mi) {
+    case GEMM_MI_SIMT: CAT(simt_cat); break;
+    case GEMM_MI_WGMMA: CAT(wgmma_cat); break;
+    case GEMM_MI_TCGEN05: CAT(tcgen05_cat); break;
+    case GEMM_MI_MFMA: CAT(mfma_cat); break;
+    default: CAT(tensor_cat); break;
+    }
+#undef CAT
     int found = 0;
     for (size_t i = 0; i < n; i++) {
         from_entry(&cat[i], pb, h, &k);
@@ -729,6 +889,15 @@ static int problem(const opm_op *op, gemm_problem *pb)
         if (key[0] == 't' && !strcmp(key, "transpose_a")) ta = opm_op_attr_bool_at(op, i, 0);
         else if (key[0] == 't' && !strcmp(key, "transpose_b")) tb = opm_op_attr_bool_at(op, i, 0);
         else if (key[0] == 'b' && !strcmp(key, "bias")) bias = opm_op_attr_bool_at(op, i, 0);
+        else if (key[0] == 'a' && !strcmp(key, "activation_quant")) {
+            const char *v = opm_op_attr_string_at(op, i, "none");
+            pb->act_quant = !strcmp(v, "static") ? GEMM_AQ_STATIC : !strcmp(v, "dynamic") ? GEMM_AQ_DYNAMIC
+                          : !strcmp(v, "dynamic_block") ? GEMM_AQ_DYNAMIC_BLOCK : GEMM_AQ_NONE;
+        } else if (key[0] == 'l' && !strcmp(key, "l2_warm")) {
+            const char *v = opm_op_attr_string_at(op, i, "none");
+            pb->warm_a = !strcmp(v, "input") || !strcmp(v, "all");
+            pb->warm_b = !strcmp(v, "weight") || !strcmp(v, "all");
+        }
     }
     double m = (double)(ta ? a->shape[a->rank - 1] : a->shape[a->rank - 2]);
     pb->k = (double)(ta ? a->shape[a->rank - 2] : a->shape[a->rank - 1]);
@@ -903,6 +1072,8 @@ typedef struct gemm_extra {
     double vec_bytes;           /* DRAM bytes of the vector work (read, then written) */
     double vec_write_bytes;
     double zero_bytes;          /* written by a memset, not a GEMM */
+    double quant_s;             /* activation quantisation kernels before the GEMM */
+    double quant_read, quant_write;
 } gemm_extra;
 
 /* ---- diagnostics: at most 2 + 10 + 4 + 10 + 3 = 29 of OPM_MAX_DIAGS (32) ---- */
@@ -1063,6 +1234,7 @@ static void put_effective_diags(opm_profile *p, const gemm_eval *e)
 static void put_extra_diags(opm_profile *p, const gemm_extra *x)
 {
     if (x->groups_active > 0) opm_diag_num(p, "groups_active", x->groups_active);
+    if (x->quant_s > 0) opm_diag_num(p, "activation_quant_s", x->quant_s);
     if (!x->conv_n) return;
     opm_diag_num(p, "implicit_gemm_m", x->conv_pb[0].m);
     opm_diag_num(p, "implicit_gemm_n", x->conv_pb[0].n);
@@ -1172,6 +1344,34 @@ static int predict_conv(const opm_op *op, const gemm_hw *h, gemm_wave_fn wave, g
     return 0;
 }
 
+/* The kernels that quantise an fp8 GEMM's activation before it runs
+ * (attrs.activation_quant), from a bf16 source of A's shape: static, one
+ * elementwise kernel (read 2 B, write 1 B per element); dynamic per-tensor,
+ * a zeroed scale, an absmax pass whose one atomic update per row block all
+ * hit one address (serialised at SAME_ADDRESS_ATOMIC_CYCLES each), then
+ * the quantising pass; dynamic_block, one pass that also writes an fp32
+ * scale per 1x128 group.  Each kernel pays the device's fixed time and a
+ * DRAM latency; a source that fits the usable L2 and is warm (the
+ * previous kernel wrote it) streams at the L2 rate.  Returns the time and
+ * adds the DRAM bytes to *rd / *wr. */
+static double act_quant_s(const gemm_problem *pb, const gemm_hw *h, double *rd, double *wr)
+{
+    if (pb->act_quant == GEMM_AQ_NONE) return 0;
+    double elems = pb->batch * pb->m * pb->k, src = 2 * elems, rows = pb->batch * pb->m;
+    int l2 = pb->warm_a && src <= L2_USABLE * h->l2_size;
+    double r_bw = l2 ? h->l2_bw : h->hbm_bw, kern = h->fixed_s + h->lat_dram_s;
+    double out = elems + (pb->act_quant == GEMM_AQ_DYNAMIC_BLOCK ? 4 * ceil(pb->k / 128) * rows : 0);
+    double t = kern + src / r_bw + out / (out <= L2_USABLE * h->l2_size ? h->l2_bw : h->hbm_write_bw);
+    if (!l2) *rd += src;
+    *wr += out;
+    if (pb->act_quant == GEMM_AQ_DYNAMIC) {
+        t += h->fixed_s; /* the zeroed scale */
+        t += kern + maxd(src / r_bw, rows * SAME_ADDRESS_ATOMIC_CYCLES / h->clock_hz);
+        if (!l2) *rd += src;
+    }
+    return t;
+}
+
 int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
                      gemm_wave_fn wave, opm_error *err)
 {
@@ -1189,6 +1389,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     x.groups_active = 0;
     x.conv_n = 0;
     x.vec_bytes = x.vec_write_bytes = x.zero_bytes = 0;
+    x.quant_s = x.quant_read = x.quant_write = 0;
     if (kind == OPM_KIND_CONV) {
         rc = predict_conv(op, &h, wave, &e, &x, err);
         if (rc > 0) goto roofline;
@@ -1201,6 +1402,10 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
             return opm_err(err, OPM_EINVAL, "tensors", "expected input A, weight B and output C");
         }
         x.groups_active = kind == OPM_KIND_GROUPED_GEMM ? pb.b_mats : 0;
+        if (pb.act_quant != GEMM_AQ_NONE && opm_op_phase(op) != OPM_PHASE_TRAIN_BWD) {
+            x.quant_s = act_quant_s(&pb, &h, &x.quant_read, &x.quant_write);
+            pb.warm_a = 1; /* the GEMM reads the activation the last pass wrote */
+        }
         if (opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) {
             if ((rc = predict_backward(op, &pb, &h, wave, &e, err))) return rc;
             /* Every weight gradient is written: those of empty groups are zeros. */
@@ -1239,7 +1444,9 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         e.t_dram += side_bytes / h.hbm_bw;
     }
     e.t_epilogue += t_vec;
-    e.body_s += t_vec;
+    e.body_s += t_vec + x.quant_s;
+    e.dram_read += x.quant_read;
+    e.dram_write += x.quant_write;
     p->compute_time_s = e.t_compute;
     p->overhead_s = h.fixed_s;
     p->latency_s = e.body_s + h.fixed_s;
@@ -1293,6 +1500,10 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     if (wave != wave_extended) put_effective_diags(p, &e);
     else put_extended_diags(p, &e);
     opm_diag_num(p, "overhead_s", h.fixed_s);
+    if (h.tensor) {
+        opm_diag_num(p, "tensor_achievable_fraction", h.achievable);
+        if (h.achievable_default) opm_diag_text(p, "tensor_achievable_source", "default");
+    }
     opm_diag_num(p, "achieved_flops_per_s", p->latency_s > 0 ? (double)p->flops / p->latency_s : 0);
     put_findings(p, &e);
     return 0;

@@ -26,6 +26,13 @@ typedef struct gemm_problem {
     double a_bytes, b_bytes;    /* bytes per element of A and B as stored */
     double c_bytes;             /* bytes per element of C */
     int bias;                   /* a bias vector is read in the epilogue */
+    /* fp8 GEMMs whose activation is quantised by kernels of their own
+     * (attrs.activation_quant): GEMM_AQ_*. */
+    int act_quant;
+    /* Operands resident in L2 when the kernel starts (attrs.l2_warm): the
+     * previous kernel wrote or read them, so their first touch is an L2 hit
+     * as far as they fit. */
+    int warm_a, warm_b;
     int trans_a, trans_b;       /* transpose_a / transpose_b: 0 (row-major A[M,K], B[K,N])
                                  * leaves A K-contiguous and B N-contiguous */
     double a_unique, b_unique;  /* DRAM bytes of A and B when not the matrices (implicit GEMM) */
@@ -34,10 +41,22 @@ typedef struct gemm_problem {
     double row_tiles[GEMM_ROW_CACHE]; /* with group_rows: Σ ceil(M_g / 2^i) */
 } gemm_problem;
 
+enum { GEMM_AQ_NONE, GEMM_AQ_STATIC, GEMM_AQ_DYNAMIC, GEMM_AQ_DYNAMIC_BLOCK };
+/* Matrix instruction families (hardware compute.matrix_instruction): they
+ * select the kernel catalog. */
+enum { GEMM_MI_SIMT, GEMM_MI_MMA_SYNC, GEMM_MI_WGMMA, GEMM_MI_TCGEN05, GEMM_MI_MFMA, GEMM_MI_MXU, GEMM_MI_MME };
+
 /* Hardware numbers in SI units, defaults applied (see gemm_tiled.c). */
 typedef struct gemm_hw {
     double clock_hz, num_sms;
     int tensor;                  /* the matrix FLOPs run on the tensor engine */
+    int mi;                      /* GEMM_MI_*: the kernel catalog */
+    /* Fraction of the dense tensor peak the best library kernel sustains
+     * (clock under the power limit × issue efficiency): the hardware's
+     * tensor_achievable_fraction, or OPM_TENSOR_ACHIEVABLE_DEFAULT when it
+     * gives none (achievable_default then 1); 1 on SIMT paths. */
+    double achievable;
+    int achievable_default;
     double flops_per_s_sm;       /* matrix-path peak per SM × utilization */
     double smem_bw_sm;           /* bytes/s per SM, shared memory */
     double l2_bw;                /* bytes/s, whole L2 */
@@ -65,6 +84,15 @@ typedef struct gemm_kernel {
     int stages, warps, regs, split_k;
     int sliced;                  /* warps split the CTA's K tile (cuBLAS "sliced1x4") */
     int split_hinted;            /* split_k came from a hint (else selection may change it) */
+    /* CTAs of a cluster (Hopper) or an SM pair (Blackwell 2-SM MMA) that
+     * share one load of an operand panel by multicast: the L2 reads of the
+     * operand the cluster shares fall by this factor (1: none). */
+    int multicast;
+    /* Persistent stream-K scheduling (CUTLASS 3 / cuBLAS sm90+): the
+     * partial last wave's K iterations are spread over every CTA slot, the
+     * split tiles' partial sums fixed up through L2. */
+    int stream_k;
+    int mi;                      /* GEMM_MI_*: how the MMAs read their operands */
 } gemm_kernel;
 
 enum { GEMM_LIM_COMPUTE, GEMM_LIM_SMEM, GEMM_LIM_L2, GEMM_LIM_DRAM, GEMM_LIM_EPILOGUE, GEMM_LIM_FIXED,
@@ -108,6 +136,14 @@ typedef struct gemm_eval {
 } gemm_eval;
 
 /* Constants both wave models use (sources in gemm_tiled.c's comment). */
+/* Achievable fraction of the dense tensor peak for hardware that gives none:
+ * the median of the published maximum-achievable-matmul measurements
+ * (docs/gemm_models.md, "Achievable tensor rate"). */
+#define OPM_TENSOR_ACHIEVABLE_DEFAULT 0.8
+/* SM cycles between two atomic updates of one address (the per-tensor
+ * absmax of a dynamic fp8 activation quantisation: one per row block).
+ * Fitted, bounded [2, 64] (docs/gemm_models.md, "Activation quantisation"). */
+#define SAME_ADDRESS_ATOMIC_CYCLES 14.0
 #define WARPS_FOR_PEAK 4.0
 /* DRAM write bandwidth over the reached read bandwidth: output stores and
  * the split-K partials.  Fitted, bounded [0.5, 1] (docs/gemm_models.md). */
@@ -147,6 +183,14 @@ double opm_gemm_store_s(const gemm_hw *h, double store, int tail);
 /* The split-K reduction kernel: reads the fp32 partials, writes C, plus
  * its DRAM latency and launch gap. */
 double opm_gemm_reduce_s(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k);
+
+/* Wave class w (0: the full waves, 1: the tail) of e: the CTAs it runs, the
+ * K iterations each of them runs and its share of the whole work (a stream-K
+ * tail runs on every slot, for fewer iterations each). */
+void opm_gemm_wave_class(const gemm_eval *e, int w, double *nt, double *kit, double *frac);
+/* The stream-K fixup of a tail split over the slots: the partial sums'
+ * L2 round trip (0 without stream-K). */
+double opm_gemm_fixup_s(const gemm_hw *h, const gemm_eval *e);
 
 /* A wave model: fills e->t_* and e->body_s from the tiling and traffic
  * already in e. */

@@ -4,7 +4,13 @@
  * (decode only changes the short form's default seq_q to 1).
  *
  * Tensors, dense: q [B, Sq, H, Dqk], k [B, Skv, Hkv, Dqk], v [B, Skv, Hkv, Dv],
- * o [B, Sq, H, Dv] (layout "bhsd" on a tensor swaps S and H).  Packed
+ * o [B, Sq, H, Dv] (layout "bhsd" on a tensor swaps S and H).  The full form
+ * may also state the dims as attrs batch, seq_q, seq_kv, heads, kv_heads and
+ * head_dim (the original opmodel's form, whose tensors are [B, H, S, D]): each
+ * dense tensor without a bhsd/bshd layout is then read as [B, S, H, D] or
+ * [B, H, S, D], whichever agrees with them, and one that agrees with neither
+ * is an error.  flash_attention: true says what is counted; false (a kernel
+ * that materialises the scores) is refused.  Packed
  * (variable-length batch, as flash_attn_varlen takes it): q [Tq, H, Dqk],
  * k [Tkv, Hkv, Dqk], v [Tkv, Hkv, Dv], o [Tq, H, Dv] with the per-sequence
  * lengths in attrs seq_lens (both sides), seq_lens_q, seq_lens_kv.  Hkv
@@ -32,6 +38,7 @@
  *             without, + 2·H·Tq·Dv for D = rowsum(dO∘O);
  *             reads q, k, v, o, dO (+ P, H·n elements in q's dtype, without
  *             recompute) and the K/V scales; writes dq, dk, dv. */
+#include <stdio.h>
 #include <string.h>
 #include "kind.h"
 
@@ -48,6 +55,10 @@ typedef struct attn_dims {
     int64_t page;         /* 0 = KV not paged */
     opm_dtype bt_dtype;
     const opm_tensor *q, *k, *v, *o;
+    int hs[4];            /* q, k, v, o read as [B, H, S, D] */
+    /* Dims stated in attrs (0: not given): batch, seq_q, seq_kv, heads,
+     * kv_heads, head_dim. */
+    int64_t given[6];
 } attn_dims;
 
 /* clamp(i + s, 0, kmax) without leaving 64 bits (i, |s| < 2^63). */
@@ -113,7 +124,7 @@ static uint64_t scores(int64_t sq, int64_t sk, int causal, int64_t wl, int64_t w
 
 static int is_bhsd(const opm_tensor *t) { return t->layout[0] == 'b' && strcmp(t->layout, "bhsd") == 0; }
 
-static void bshd(const opm_tensor *t, int64_t *b, int64_t *s, int64_t *h, int64_t *d)
+static void bshd(const opm_tensor *t, int hs, int64_t *b, int64_t *s, int64_t *h, int64_t *d)
 {
     if (t->rank == 3) { /* packed [T, H, D] */
         *b = 1;
@@ -122,7 +133,6 @@ static void bshd(const opm_tensor *t, int64_t *b, int64_t *s, int64_t *h, int64_
         *d = t->shape[2];
         return;
     }
-    int hs = is_bhsd(t);
     *b = t->shape[0];
     *s = hs ? t->shape[2] : t->shape[1];
     *h = hs ? t->shape[1] : t->shape[2];
@@ -192,6 +202,13 @@ static int read_attrs(const opm_op *op, attn_dims *a, const int64_t *lv[3], size
             break;
         case 'f':
             if (!strcmp(key, "flash_recompute")) a->recompute = opm_op_attr_bool_at(op, i, 1);
+            else if (!strcmp(key, "flash_attention") && !opm_op_attr_bool_at(op, i, 1))
+                return opm_err(err, OPM_EINVAL, "attrs.flash_attention",
+                               "expected true: only fused (flash) attention is modelled, got false");
+            break;
+        case 'h':
+            if (!strcmp(key, "heads")) a->given[3] = opm_op_attr_int_at(op, i, 0);
+            else if (!strcmp(key, "head_dim")) a->given[5] = opm_op_attr_int_at(op, i, 0);
             break;
         case 'w':
             if (!strcmp(key, "window_left") || !strcmp(key, "window_right")) {
@@ -206,6 +223,10 @@ static int read_attrs(const opm_op *op, attn_dims *a, const int64_t *lv[3], size
             }
             break;
         case 's':
+            if (!strcmp(key, "seq_q") || !strcmp(key, "seq_kv")) {
+                a->given[key[4] == 'q' ? 1 : 2] = opm_op_attr_int_at(op, i, 0);
+                break;
+            }
             if (!strcmp(key, "sliding_window")) {
                 sw = opm_op_attr_int_at(op, i, 0);
                 break;
@@ -220,7 +241,8 @@ static int read_attrs(const opm_op *op, attn_dims *a, const int64_t *lv[3], size
             if (!strcmp(key, "page_size")) a->page = opm_op_attr_int_at(op, i, 0);
             break;
         case 'b':
-            if (!strcmp(key, "block_table_dtype")) {
+            if (!strcmp(key, "batch")) a->given[0] = opm_op_attr_int_at(op, i, 0);
+            else if (!strcmp(key, "block_table_dtype")) {
                 const char *s = opm_op_attr_string_at(op, i, "");
                 if (opm_dtype_parse(s, &a->bt_dtype) || (a->bt_dtype != OPM_INT32 && a->bt_dtype != OPM_INT64))
                     return opm_err(err, OPM_EINVAL, "attrs.block_table_dtype", "expected int32 or int64, got '%s'", s);
@@ -228,7 +250,8 @@ static int read_attrs(const opm_op *op, attn_dims *a, const int64_t *lv[3], size
             }
             break;
         case 'k':
-            if (!strcmp(key, "kv_scale")) {
+            if (!strcmp(key, "kv_heads")) a->given[4] = opm_op_attr_int_at(op, i, 0);
+            else if (!strcmp(key, "kv_scale")) {
                 static const char *const names[] = {"none", "tensor", "head", "token"};
                 const char *s = opm_op_attr_string_at(op, i, "");
                 a->scale = -1;
@@ -257,6 +280,42 @@ static int read_attrs(const opm_op *op, attn_dims *a, const int64_t *lv[3], size
     return 0;
 }
 
+/* Tensor i (q, k, v, o) read as [B, S, H, D] or [B, H, S, D]: its layout when
+ * it says bhsd or bshd, else whichever agrees with the dims given in attrs
+ * ([B, S, H, D] when both do or none is given); an error when the chosen
+ * one disagrees with them. */
+static int resolve_layout(const opm_op *op, attn_dims *a, int i, const opm_tensor *t, opm_error *err)
+{
+    a->hs[i] = is_bhsd(t);
+    if (t->rank != 4 || !(a->given[0] | a->given[1] | a->given[2] | a->given[3] | a->given[4] | a->given[5]))
+        return 0;
+    int kv = i == 1 || i == 2;
+    int64_t s = a->given[kv ? 2 : 1], h = a->given[kv ? 4 : 3];
+    const int64_t *x = t->shape;
+    int fits_shd = (!s || x[1] == s) && (!h || x[2] == h), fits_hsd = (!s || x[2] == s) && (!h || x[1] == h);
+    int fixed = a->hs[i] || strcmp(t->layout, "bshd") == 0;
+    if (!fixed && !fits_shd && fits_hsd) a->hs[i] = 1;
+    if ((a->hs[i] ? fits_hsd : fits_shd) && (!a->given[0] || x[0] == a->given[0]) &&
+        (!a->given[5] || x[3] == a->given[5]))
+        return 0;
+    static const char *const names[6] = {"batch", "seq_q", "seq_kv", "heads", "kv_heads", "head_dim"};
+    char said[160] = "", got[96], f[OPM_ERROR_FIELD_MAX];
+    size_t used = 0;
+    for (int j = 0; j < 6; j++) {
+        if (!a->given[j] || (kv && (j == 1 || j == 3)) || (!kv && (j == 2 || j == 4))) continue;
+        int n = snprintf(said + used, sizeof said - used, "%s%s %lld", used ? ", " : "", names[j],
+                         (long long)a->given[j]);
+        if (n < 0 || (size_t)n >= sizeof said - used) break;
+        used += (size_t)n;
+    }
+    opm_shape_text(x, t->rank, got, sizeof got);
+    opm_tensor_field(op, t, ".shape", f, sizeof f);
+    return opm_err(err, OPM_EINVAL, f, "expected %s agreeing with attrs %s, got %s",
+                   !fixed ? "[B, S, H, D] or [B, H, S, D]"
+                   : a->hs[i] ? "[B, H, S, D] (layout bhsd)" : "[B, S, H, D] (layout bshd)",
+                   said, got);
+}
+
 static int dims(const opm_op *op, attn_dims *a, opm_error *err)
 {
     /* Field by field: a memset of the struct costs more than the rest here. */
@@ -264,6 +323,7 @@ static int dims(const opm_op *op, attn_dims *a, opm_error *err)
     a->causal = a->scale = 0;
     a->page = 0;
     a->o = NULL;
+    for (int i = 0; i < 6; i++) a->given[i] = 0;
     /* One pass over the tensors; opm_need_tensor words the error if any is
      * missing or of the wrong rank. */
     const opm_tensor *in[3] = {NULL, NULL, NULL};
@@ -301,10 +361,15 @@ static int dims(const opm_op *op, attn_dims *a, opm_error *err)
                 opm_tensor_field(op, all[i], ".layout", f, sizeof f);
                 return opm_err(err, OPM_EINVAL, f, "expected a packed [T, H, D] tensor; layout bhsd needs 4 dimensions");
             }
+    const int64_t *lv[3] = {NULL, NULL, NULL};
+    size_t ln[3] = {0, 0, 0}, nq, nkv;
+    if (read_attrs(op, a, lv, ln, err)) return OPM_EINVAL;
+    for (int i = 0; i < 4; i++)
+        if (resolve_layout(op, a, i, all[i], err)) return OPM_EINVAL;
     int64_t b2, d2, b3, s3, h3;
-    bshd(a->q, &a->b, &a->sq, &a->h, &a->dqk);
-    bshd(a->k, &b2, &a->skv, &a->hkv, &d2);
-    bshd(a->v, &b3, &s3, &h3, &a->dv);
+    bshd(a->q, a->hs[0], &a->b, &a->sq, &a->h, &a->dqk);
+    bshd(a->k, a->hs[1], &b2, &a->skv, &a->hkv, &d2);
+    bshd(a->v, a->hs[2], &b3, &s3, &h3, &a->dv);
     if (b2 != a->b || d2 != a->dqk) {
         opm_tensor_field(op, a->k, ".shape", f, sizeof f);
         return opm_err(err, OPM_EINVAL, f, "expected batch %lld and head dim %lld to match q, got batch %lld and head dim %lld",
@@ -327,7 +392,7 @@ static int dims(const opm_op *op, attn_dims *a, opm_error *err)
         want[0] = a->sq;
         want[1] = a->h;
         want[2] = a->dv;
-    } else if (is_bhsd(a->o)) {
+    } else if (a->hs[3]) {
         want[1] = a->h;
         want[2] = a->sq;
     }
@@ -336,10 +401,7 @@ static int dims(const opm_op *op, attn_dims *a, opm_error *err)
     for (int i = 0; i < r; i++) same &= o->shape[i] == want[i];
     if (!same && opm_expect_shape(op, o, want, r, err)) return OPM_EINVAL;
 
-    const int64_t *lv[3] = {NULL, NULL, NULL};
-    size_t ln[3] = {0, 0, 0}, nq, nkv;
-    if (read_attrs(op, a, lv, ln, err) || resolve_lists(lv, ln, &a->lq, &nq, &a->lkv, &nkv, err))
-        return OPM_EINVAL;
+    if (resolve_lists(lv, ln, &a->lq, &nq, &a->lkv, &nkv, err)) return OPM_EINVAL;
     if (!nq && !nkv) {
         if (a->packed)
             return opm_err(err, OPM_EINVAL, "attrs.seq_lens",
@@ -565,6 +627,13 @@ static const opm_attr_def attrs[] = {
     {"page_size", OPM_ATTR_INT, 1, "paged KV cache: tokens per page; whole pages are read, plus the block table"},
     {"block_table_dtype", OPM_ATTR_STRING, 0, "dtype of the block-table entries, int32 (default) or int64"},
     {"kv_scale", OPM_ATTR_STRING, 0, "fp32 K and V dequantisation scales read: none (default), tensor, head or token"},
+    {"batch", OPM_ATTR_INT, 1, "batch B, checked against the dense tensors (which may then be [B, H, S, D])"},
+    {"seq_q", OPM_ATTR_INT, 1, "query length, checked against q and o"},
+    {"seq_kv", OPM_ATTR_INT, 1, "key/value length, checked against k and v"},
+    {"heads", OPM_ATTR_INT, 1, "query heads, checked against q and o"},
+    {"kv_heads", OPM_ATTR_INT, 1, "key/value heads, checked against k and v"},
+    {"head_dim", OPM_ATTR_INT, 1, "head dimension, checked against every tensor"},
+    {"flash_attention", OPM_ATTR_BOOL, 0, "fused attention (true, what is counted; false is refused)"},
     OPM_GEMM_HINT_ATTRS,
     {NULL, 0, 0, NULL},
 };

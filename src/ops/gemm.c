@@ -30,6 +30,7 @@
  * inside the MMA (0); a weight narrower than the activations is converted
  * once per element read (1, or 2 with zero points).  The compute dtype is the
  * wider of A's and B's (A's on a tie). */
+#include <stdio.h>
 #include <string.h>
 #include "kind.h"
 
@@ -302,6 +303,28 @@ typedef struct gemm_dims {
     quant q;
 } gemm_dims;
 
+/* attrs.activation_quant and attrs.l2_warm take one of their names. */
+static int context_check(const opm_op *op, opm_error *err)
+{
+    static const char *const aq[] = {"none", "static", "dynamic", "dynamic_block", NULL};
+    static const char *const warm[] = {"none", "input", "weight", "all", NULL};
+    const char *const *lists[2] = {aq, warm};
+    static const char *const keys[2] = {"activation_quant", "l2_warm"};
+    static const char *const want[2] = {"none, static, dynamic or dynamic_block", "none, input, weight or all"};
+    for (int i = 0; i < 2; i++) {
+        const char *v = opm_op_get_string(op, keys[i], NULL);
+        if (!v) continue;
+        int ok = 0;
+        for (const char *const *l = lists[i]; *l && !ok; l++) ok = !strcmp(v, *l);
+        if (!ok) {
+            char f[OPM_ERROR_FIELD_MAX];
+            snprintf(f, sizeof f, "attrs.%s", keys[i]);
+            return opm_err(err, OPM_EINVAL, f, "expected %s, got '%.40s'", want[i], v);
+        }
+    }
+    return 0;
+}
+
 static int dims(const opm_op *op, int batched, gemm_dims *g, opm_error *err)
 {
     memset(g, 0, sizeof *g);
@@ -380,6 +403,7 @@ static int dims(const opm_op *op, int batched, gemm_dims *g, opm_error *err)
     g->n = (uint64_t)n;
     g->k = (uint64_t)ka;
     if (!ok) return opm_err(err, OPM_EOVERFLOW, "tensors", "dimensions overflow 64 bits");
+    if (context_check(op, err)) return OPM_EINVAL;
     return quant_parse(&at, a->dtype, b->dtype, g->k, &g->q, err);
 }
 
@@ -466,11 +490,22 @@ static int bgemm_short(opm_op *op, opm_error *err) { return from_short(op, 1, er
      "weight-only int8/int4: K-elements per scale (default K: one per output column)"},                \
     {"weight_zero_point", OPM_ATTR_BOOL, 0, "weight-only int8/int4: zero points too (default false)"}
 
+/* What the kernels around the GEMM do to its time (the models read them;
+ * the counts are the GEMM's own). */
+#define GEMM_KERNEL_CONTEXT_ATTRS                                                                     \
+    {"activation_quant", OPM_ATTR_STRING, 0,                                                          \
+     "fp8: kernels quantising a bf16 activation first: none (default), static, dynamic (per-tensor "   \
+     "absmax), dynamic_block (1x128 groups)"},                                                         \
+    {"l2_warm", OPM_ATTR_STRING, 0,                                                                   \
+     "operands resident in L2 at the start (the previous kernel touched them): none (default), "       \
+     "input, weight, all"}
+
 static const opm_attr_def gemm_attrs[] = {
     {"transpose_a", OPM_ATTR_BOOL, 0, "A is stored [K, M] (default false)"},
     {"transpose_b", OPM_ATTR_BOOL, 0, "B is stored [N, K] (default false)"},
     {"bias", OPM_ATTR_BOOL, 0, "add a bias vector of N in the output dtype (default false)"},
     QUANT_ATTRS,
+    GEMM_KERNEL_CONTEXT_ATTRS,
     OPM_GEMM_HINT_ATTRS,
     {NULL, 0, 0, NULL},
 };
@@ -608,6 +643,7 @@ static int gdims(const opm_op *op, grouped_dims *g, opm_error *err)
     g->m = (uint64_t)m;
     g->n = (uint64_t)n;
     g->k = (uint64_t)k;
+    if (context_check(op, err)) return OPM_EINVAL;
     return quant_parse(&at, g->x->dtype, g->w->dtype, g->k, &g->q, err);
 }
 
@@ -695,6 +731,7 @@ static const opm_attr_def grouped_attrs[] = {
     {"group_m", OPM_ATTR_INTS, 0, "rows of each group, G counts >= 0 summing to M (default: M split evenly)"},
     {"transpose_b", OPM_ATTR_BOOL, 0, "W is stored [G, N, K] (default false)"},
     QUANT_ATTRS,
+    GEMM_KERNEL_CONTEXT_ATTRS,
     OPM_GEMM_HINT_ATTRS,
     {NULL, 0, 0, NULL},
 };

@@ -48,13 +48,18 @@ const char *opm_attr_type_text(opm_attr_type t);
     {"cta_tile_k", OPM_ATTR_INT, 1, "kernel hint: CTA tile depth"},                \
     {"warp_tile_m", OPM_ATTR_INT, 1, "kernel hint: warp tile rows"},               \
     {"warp_tile_n", OPM_ATTR_INT, 1, "kernel hint: warp tile columns"},            \
+    {"warp_tile_k", OPM_ATTR_INT, 1, "kernel hint: warp tile depth (recorded)"},    \
     {"mma_m", OPM_ATTR_INT, 1, "kernel hint: MMA instruction m"},                  \
     {"mma_n", OPM_ATTR_INT, 1, "kernel hint: MMA instruction n"},                  \
     {"mma_k", OPM_ATTR_INT, 1, "kernel hint: MMA instruction k"},                  \
     {"pipeline_stages", OPM_ATTR_INT, 1, "kernel hint: K-loop pipeline stages"},   \
     {"warps_per_cta", OPM_ATTR_INT, 1, "kernel hint: warps per CTA"},              \
     {"registers_per_thread", OPM_ATTR_INT, 1, "kernel hint: registers per thread"},\
-    {"split_k", OPM_ATTR_INT, 1, "kernel hint: split-K factor"}
+    {"split_k", OPM_ATTR_INT, 1, "kernel hint: split-K factor"},                   \
+    {"threads_per_cta", OPM_ATTR_INT, 1,                                           \
+     "kernel hint: threads per CTA (recorded; the tile models read warps_per_cta)"},\
+    {"beta_zero", OPM_ATTR_BOOL, 0,                                                \
+     "kernel hint: the epilogue does not read C (recorded; C is counted as written only)"}
 
 /* ---- helpers for kind files (common.c) ---- */
 

@@ -44,7 +44,17 @@ typedef struct opm_gemm_row {
     /* The clock_mhz column in Hz, 0 when empty: the row is predicted on
      * the hardware at that SM clock (opm_hardware_with_clock). */
     double clock_hz;
+    /* The harness columns (data/README.md, gemm_tc): activation_quant
+     * (OPM_GAQ_*: quantisation kernels inside the timed op), l2_warm
+     * (OPM_GWARM_*: operands resident in L2 when it starts) and timing
+     * (OPM_GTIME_*: how the time was taken; eager rows are host-launch
+     * bound and scored only with a calibrated overhead). */
+    unsigned char act_quant, l2_warm, timing;
 } opm_gemm_row;
+
+enum { OPM_GAQ_NONE, OPM_GAQ_STATIC, OPM_GAQ_DYNAMIC, OPM_GAQ_DYNAMIC_BLOCK, OPM_GAQ_BLOCK };
+enum { OPM_GWARM_NONE, OPM_GWARM_INPUT, OPM_GWARM_WEIGHT, OPM_GWARM_ALL };
+enum { OPM_GTIME_UNKNOWN, OPM_GTIME_GRAPH, OPM_GTIME_EAGER, OPM_GTIME_KERNEL, OPM_GTIME_EVENTS };
 
 typedef struct opm_gemm_dataset {
     opm_gemm_row *rows;
@@ -82,6 +92,7 @@ typedef struct opm_gemm_validation {
     const char *model;
     size_t rows;                 /* held-out rows scored */
     size_t rows_failed;          /* the model returned an error */
+    size_t rows_eager_skipped;   /* eagerly timed rows left out without calibration */
     size_t calibration_rows;
     opm_err_stats overall;
     opm_err_stats *by_hw;        /* ds->n_hw entries (n = 0 when none held out) */
@@ -151,7 +162,7 @@ int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r);
  * hardware through latency_us are required, the rest optional. */
 enum { OPM_GCOL_HW, OPM_GCOL_DTYPE, OPM_GCOL_BATCH, OPM_GCOL_M, OPM_GCOL_N, OPM_GCOL_K, OPM_GCOL_TA, OPM_GCOL_TB,
        OPM_GCOL_BIAS, OPM_GCOL_LAT, OPM_GCOL_SOURCE, OPM_GCOL_KERNEL, OPM_GCOL_CLOCK, OPM_GCOL_THREADS,
-       OPM_GCOL_SPLIT, OPM_GCOL_COUNT };
+       OPM_GCOL_SPLIT, OPM_GCOL_ACT_QUANT, OPM_GCOL_L2_WARM, OPM_GCOL_TIMING, OPM_GCOL_COUNT };
 #define OPM_GCOL_REQUIRED OPM_GCOL_SOURCE
 extern const char *const opm_gemm_col_names[OPM_GCOL_COUNT];
 /* Reads one row's fields, all but hardware and source, into *r (zeroed

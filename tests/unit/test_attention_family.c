@@ -749,3 +749,39 @@ Test(attention_family, golden_sglang_inference_attention)
     cr_assert_eq(attn, 1);
     cr_assert_eq(store, 1);
 }
+
+/* ---- the original opmodel's [B, H, S, D] form with dims in attrs ---- */
+
+Test(attention_family, bhsd_form_with_dims_in_attrs)
+{
+    const char *tensors =
+        "kind: attention_prefill\ntensors:\n"
+        "  - {role: input, shape: [2, 8, 64, 32], dtype: bf16, layout: q}\n"
+        "  - {role: input, shape: [2, 2, 96, 32], dtype: bf16, layout: k}\n"
+        "  - {role: input, shape: [2, 2, 96, 32], dtype: bf16, layout: v}\n"
+        "  - {role: output, shape: [2, 8, 64, 32], dtype: bf16}\n";
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml, "%sattrs: {batch: 2, seq_q: 64, seq_kv: 96, heads: 8, kv_heads: 2, head_dim: 32, "
+             "causal: true, flash_attention: true}\n", tensors);
+    opm_counts want = counts_of("kind: attention_prefill\nbatch: 2\nseq_q: 64\nseq_kv: 96\nheads: 8\nkv_heads: 2\n"
+                                "head_dim: 32\ncausal: true\ndtype: bf16\n");
+    cr_assert(same_counts(counts_of(yaml), want));
+    /* seq_q alone already tells [B, H, S, D] from [B, S, H, D] for q and o. */
+    snprintf(yaml, sizeof yaml, "%sattrs: {seq_q: 64, seq_kv: 96, causal: true}\n", tensors);
+    cr_assert(same_counts(counts_of(yaml), want));
+    /* A dim that agrees with neither reading is an error naming the tensor. */
+    snprintf(yaml, sizeof yaml, "%sattrs: {heads: 8, seq_q: 65}\n", tensors);
+    expect_error(yaml, "tensors[0].shape: expected [B, S, H, D] or [B, H, S, D] agreeing with attrs seq_q 65, heads 8");
+    snprintf(yaml, sizeof yaml, "%sattrs: {head_dim: 64}\n", tensors);
+    expect_error(yaml, "head_dim 64, got [2, 8, 64, 32]");
+    /* An explicit bshd layout is not reinterpreted. */
+    expect_error("kind: attention\ntensors:\n"
+                 "  - {role: input, shape: [1, 4, 16, 8], dtype: bf16, layout: bshd}\n"
+                 "  - {role: input, shape: [1, 16, 4, 8], dtype: bf16}\n"
+                 "  - {role: input, shape: [1, 16, 4, 8], dtype: bf16}\n"
+                 "  - {role: output, shape: [1, 16, 4, 8], dtype: bf16}\n"
+                 "attrs: {seq_q: 16}\n",
+                 "expected [B, S, H, D] (layout bshd) agreeing with attrs seq_q 16, got [1, 4, 16, 8]");
+    expect_error("kind: attention\nbatch: 1\nseq_q: 4\nseq_kv: 4\nheads: 2\nhead_dim: 8\ndtype: bf16\n"
+                 "flash_attention: false\n", "attrs.flash_attention: expected true");
+}

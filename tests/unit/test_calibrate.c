@@ -91,7 +91,8 @@ static char *t4_uncapped_yaml(void)
         size_t len = strcspn(line, "\n") + (line[strcspn(line, "\n")] == '\n');
         const char *hit = strstr(line, "energy_j_per_flop");
         if (line[0] != ' ') in_util = !strncmp(line, "utilization:", 12);
-        int drop = in_util || !strncmp(line, "tdp_w:", 6) || (hit && hit < line + len);
+        int drop = in_util || !strncmp(line, "tdp_w:", 6) || (hit && hit < line + len) ||
+                   !strncmp(line, "  device_fixed_overhead_cycles:", 31);
         if (!drop) {
             memmove(w, line, len);
             w += len;

@@ -110,7 +110,7 @@ Test(gemm_models, tiling_hand_checked)
     cr_assert_eq(h.tensor, 0, "fp32 without tf32 runs on the SIMT path");
     cr_assert_float_eq(h.flops_per_s_sm, 19.5e12 / 108, 1);
     gemm_problem pb = {.batch = 1, .m = 1000, .n = 1000, .k = 512, .b_mats = 1, .a_bytes = 4, .b_bytes = 4, .c_bytes = 4};
-    gemm_kernel k = {"t", 128, 128, 8, 32, 64, 1, 1, 1, 2, 8, 128, 1, 0, 0};
+    gemm_kernel k = {"t", 128, 128, 8, 32, 64, 1, 1, 1, 2, 8, 128, 1, 0, 0, 1, 0, 0};
     gemm_eval e;
     cr_assert_eq(opm_gemm_setup(&pb, &h, &k, &e), 1);
     cr_assert_eq(e.tiles_m, 8);
@@ -158,7 +158,7 @@ Test(gemm_models, simt_waves_past_l2_stream_own_panels)
     /* x · Wᵀ (transpose_b): both operands K-contiguous. */
     gemm_problem pb = {.batch = 1, .m = 4096, .n = 4096, .k = 16384, .b_mats = 1, .a_bytes = 4, .b_bytes = 4, .c_bytes = 4,
                        .trans_b = 1};
-    gemm_kernel k = {"t", 64, 64, 8, 32, 64, 1, 1, 1, 2, 2, 128, 1, 0, 0};
+    gemm_kernel k = {"t", 64, 64, 8, 32, 64, 1, 1, 1, 2, 2, 128, 1, 0, 0, 1, 0, 0};
     cr_assert_eq(opm_gemm_setup(&pb, &h, &k, &e), 1);
     /* A read once per tile column, B once per tile row: 64 × (64 + 64) MiB. */
     const double panel_all = 64 * 4096.0 * 16384 * 4;
@@ -193,7 +193,7 @@ Test(gemm_models, simt_waves_past_l2_stream_own_panels)
     cr_assert_eq(h.tensor, 1);
     pb.a_bytes = pb.b_bytes = pb.c_bytes = 2;
     pb.k = 65536;
-    gemm_kernel kt = {"t", 128, 128, 32, 64, 64, 16, 8, 16, 3, 4, 168, 1, 0, 0};
+    gemm_kernel kt = {"t", 128, 128, 32, 64, 64, 16, 8, 16, 3, 4, 168, 1, 0, 0, 1, 0, 0};
     cr_assert_eq(opm_gemm_setup(&pb, &h, &kt, &e), 1);
     cr_assert(e.dram_read < 0.5 * e.l2_read, "dram %g vs l2 %g", e.dram_read, e.l2_read);
     opm_hardware_free(p100);
@@ -214,7 +214,7 @@ Test(gemm_models, dram_row_activations)
     cr_assert_eq(opm_gemm_hw(hw, OPM_FP32, &h, NULL), 0);
     cr_assert_float_eq(h.hbm_act_s, DRAM_ACT_BYTES / 1555e9, 1e-24);
     gemm_problem pb = {.batch = 1, .m = 4096, .n = 16, .k = 8192, .b_mats = 1, .a_bytes = 4, .b_bytes = 4, .c_bytes = 4};
-    gemm_kernel k = {"t", 64, 64, 8, 32, 64, 1, 1, 1, 2, 2, 128, 1, 0, 0};
+    gemm_kernel k = {"t", 64, 64, 8, 32, 64, 1, 1, 1, 2, 2, 128, 1, 0, 0, 1, 0, 0};
     cr_assert_eq(opm_gemm_setup(&pb, &h, &k, &e), 1);
     const double a_all = 4096.0 * 8192 * 4, b_all = 16.0 * 8192 * 4;
     cr_assert_float_eq(e.dram_read, a_all + b_all, 1, "one tile column: A and B read once");
@@ -287,7 +287,7 @@ Test(gemm_models, occupancy_limits)
     cr_assert_eq(h.tensor, 1);
     gemm_problem pb = {.batch = 1, .m = 4096, .n = 4096, .k = 4096, .b_mats = 1, .a_bytes = 2, .b_bytes = 2, .c_bytes = 2};
     /* 256×128×32 fp16, 3 stages: 3·384·32·2 = 72 KiB > the T4's 64 KiB. */
-    gemm_kernel k = {"t", 256, 128, 32, 64, 64, 16, 8, 8, 3, 8, 128, 1, 0, 0};
+    gemm_kernel k = {"t", 256, 128, 32, 64, 64, 16, 8, 8, 3, 8, 128, 1, 0, 0, 1, 0, 0};
     gemm_eval e;
     cr_assert_eq(opm_gemm_setup(&pb, &h, &k, &e), 0, "a CTA that does not fit is rejected");
     k.stages = 2; /* 48 KiB: one CTA; warps 32/8 = 4, registers 65536/(256·128) = 2 */
@@ -548,7 +548,10 @@ Test(gemm_models, validate_fixture)
     cr_assert(v.is_cal[2] && v.is_cal[3] && !v.is_cal[4] && !v.is_cal[5] && !v.is_cal[0]);
     double oh = 0.5 * ((20e-6 - base[2]) + (21e-6 - base[3]));
     cr_assert_float_eq(v.group_overhead_s[ds.rows[2].group], oh, 1e-15);
-    cr_assert_eq(v.group_overhead_s[ds.rows[0].group], 0);
+    /* A group without calibration rows of its own keeps its hardware's fixed time. */
+    const opm_hardware *t4 = ds.hw[ds.rows[0].hw];
+    cr_assert_float_eq(v.group_overhead_s[ds.rows[0].group],
+                       opm_hardware_fixed_overhead_cycles(t4) / opm_hardware_clock_hz(t4), 1e-18);
     /* MAPE over the held-out rows, recomputed. */
     double sum = 0, sum_log = 0;
     for (size_t i = 0; i < ds.n_rows; i++) {
@@ -597,11 +600,13 @@ static opm_hardware *t4_with_overhead(double cycles)
     for (size_t i = 0; i < opm_hardware_builtin_count(); i++)
         if (strcmp(opm_hardware_builtin_name(i), "t4") == 0) text = opm_hardware_builtin_text(i);
     cr_assert_not_null(text);
-    const char *at = strstr(text, "  num_sms:");
-    cr_assert_not_null(at);
+    /* The entry's own fixed time is replaced by `cycles`. */
+    const char *own = strstr(text, "  device_fixed_overhead_cycles:");
+    cr_assert_not_null(own);
+    const char *own_end = strchr(own, '\n') + 1;
     char yaml[8192];
-    int n = snprintf(yaml, sizeof yaml, "%.*s  device_fixed_overhead_cycles: %.1f\n%s", (int)(at - text), text,
-                     cycles, at);
+    int n = snprintf(yaml, sizeof yaml, "%.*s  device_fixed_overhead_cycles: %.1f\n%s", (int)(own - text), text,
+                     cycles, own_end);
     cr_assert(n > 0 && (size_t)n < sizeof yaml);
     opm_error err;
     opm_hardware *hw = opm_hardware_load_string(yaml, (size_t)n, "t4+overhead", &err);
@@ -624,7 +629,7 @@ static double hbm_bytes(const opm_profile *p)
  * tdp_w = 70 W (no static power given). */
 Test(gemm_models, power_cap_binds_on_t4)
 {
-    opm_hardware *hw = hw_named("t4");
+    opm_hardware *hw = t4_with_overhead(0);
     opm_op *op = gemm(1, 4096, 4096, 4096, OPM_FP32);
     for (int mi = 0; mi < 2; mi++) {
         opm_profile p = run(mi ? "effective_roofline" : "extended_roofline", op, hw);
@@ -645,7 +650,7 @@ Test(gemm_models, power_cap_binds_on_t4)
  * capped kernel's body is 20 µs shorter and its latency unchanged. */
 Test(gemm_models, power_cap_credits_the_overhead)
 {
-    opm_hardware *plain = hw_named("t4"), *oh = t4_with_overhead(20e-6 * 1.59e9);
+    opm_hardware *plain = t4_with_overhead(0), *oh = t4_with_overhead(20e-6 * 1.59e9);
     opm_op *op = gemm(1, 4096, 4096, 4096, OPM_FP32);
     opm_profile a = run("extended_roofline", op, plain), b = run("extended_roofline", op, oh);
     cr_assert_float_eq(b.overhead_s, 20e-6, 1e-15);
@@ -995,8 +1000,10 @@ Test(gemm_models, grouped_and_conv_never_below_roofline)
                               both_models[mi], o, ph, p.latency_s, floor_s);
                     cr_assert_eq(p.flops, r.flops);
                     cr_assert_str_eq(p.model, both_models[mi]);
-                    cr_assert(strncmp(diag_text(&p, "kernel"), "tensorop", 8) == 0 ||
-                              strncmp(diag_text(&p, "kernel"), "sgemm", 5) == 0);
+                    const char *kn = diag_text(&p, "kernel");
+                    cr_assert(!strncmp(kn, "tensorop", 8) || !strncmp(kn, "sgemm", 5) || !strncmp(kn, "wgmma", 5) ||
+                                  !strncmp(kn, "tcgen05", 7) || !strncmp(kn, "mfma", 4),
+                              "%s", kn);
                 }
                 opm_op_free(op);
             }
@@ -1131,7 +1138,7 @@ Test(gemm_models, clock_column_honoured)
 
 /* Leave-one-out on the fixture: its only hardware is held out, so every
  * row is scored, nothing calibrates and nothing can be borrowed: each group
- * keeps the hardware's overhead (0) and the prediction is the base. */
+ * keeps the hardware's own fixed time, added to the base. */
 Test(gemm_models, leave_one_out_fixture)
 {
     char dir[512];
@@ -1145,8 +1152,11 @@ Test(gemm_models, leave_one_out_fixture)
     cr_assert_eq(v.rows, 8);
     cr_assert_eq(v.calibration_rows, 0);
     cr_assert_eq(v.by_hw[ds.rows[0].hw].n, 8);
-    for (size_t i = 0; i < ds.n_rows; i++) cr_assert_float_eq(v.pred_s[i], base[i], 1e-15);
-    for (size_t g = 0; g < ds.n_groups; g++) cr_assert_eq(v.group_overhead_s[g], 0);
+    const opm_hardware *t4 = ds.hw[ds.rows[0].hw];
+    double own = opm_hardware_fixed_overhead_cycles(t4) / opm_hardware_clock_hz(t4);
+    cr_assert(own > 0);
+    for (size_t i = 0; i < ds.n_rows; i++) cr_assert_float_eq(v.pred_s[i], base[i] + own, 1e-15);
+    for (size_t g = 0; g < ds.n_groups; g++) cr_assert_float_eq(v.group_overhead_s[g], own, 1e-18);
     opm_gemm_validation_free(&v);
     opm_gemm_dataset_free(&ds);
 }

@@ -1,0 +1,9 @@
+"""The `roofline` model of libopmodel (README, Models)."""
+from . import Model
+
+
+class RooflineModel(Model):
+    name = "roofline"
+
+
+__all__ = ["RooflineModel"]
