@@ -1,11 +1,27 @@
 /* fuzz_op.c — libFuzzer target for the operation parsers: the bytes are
  * read as YAML and as JSON; anything that parses is also expanded back to
- * text, counted and predicted, none of which may crash or leak. */
+ * text, counted and predicted with every model, none of which may crash or
+ * leak.  Every error must be one printable line, every success must leave
+ * the error cleared, and every prediction must be finite. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "opmodel/opmodel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_error(const opm_error *err)
+{
+    if (err->code == OPM_OK || !err->message[0]) abort();
+    for (const unsigned char *c = (const unsigned char *)err->message; *c; c++)
+        if (*c < 0x20 || *c == 0x7f) abort(); /* one line, no control characters */
+}
+
+static void check_cleared(const opm_error *err)
+{
+    if (err->code != OPM_OK || err->message[0] || err->field[0]) abort();
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -15,14 +31,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int fmt = 0; fmt < 2; fmt++) {
         opm_op *op = opm_op_parse_string((const char *)data, size, fmt ? OPM_FORMAT_JSON : OPM_FORMAT_YAML,
                                          "<fuzz>", 1, &err);
-        if (!op) continue;
-        opm_profile p;
-        if (hw && opm_predict("roofline", op, hw, &p, &err) == 0) {
-            char *j = opm_profile_to_json(&p, &err);
-            free(j);
+        if (!op) {
+            check_error(&err);
+            continue;
         }
+        check_cleared(&err);
+        for (size_t m = 0; hw && m < opm_model_count(); m++) {
+            opm_profile p;
+            if (opm_predict(opm_model_at(m)->name, op, hw, &p, &err) != 0) {
+                check_error(&err);
+                continue;
+            }
+            check_cleared(&err);
+            if (!isfinite(p.latency_s) || !isfinite(p.energy_j)) abort();
+            char *j = opm_profile_to_json(&p, &err);
+            opm_free(j);
+        }
+        /* A misspelt key is refused whatever the kind. */
+        if (opm_op_set_int(op, "sliding_windw_x", 1, &err) == 0) abort();
+        check_error(&err);
         char *t = opm_op_to_text(op, fmt ? OPM_FORMAT_JSON : OPM_FORMAT_YAML, &err);
-        free(t);
+        if (t) check_cleared(&err);
+        opm_free(t);
         opm_op_free(op);
     }
     return 0;

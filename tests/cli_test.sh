@@ -759,5 +759,49 @@ for bad in 0.9 -1 lots; do
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"
 done
 
+# ---- endless and hostile input (issue 22) -------------------------------------
+
+run timeout 20 "$BIN" predict --hardware h100_sxm --op /dev/zero
+fails_cleanly "predict --op /dev/zero ends with the 64 MiB document error" "64 MiB"
+run timeout 20 "$BIN" predict --hardware /dev/zero --op examples/gemm.yaml
+fails_cleanly "predict --hardware /dev/zero ends with the 64 MiB document error" "64 MiB"
+printf '%s\n' '{"kind": "gemm", "m": 8, "n": 8, "k": 8, "dtype": "bf16"}' >"$T/endless.jsonl"
+head -c 70000000 /dev/zero >>"$T/endless.jsonl"
+run timeout 20 "$BIN" predict --hardware h100_sxm --batch "$T/endless.jsonl"
+why=""
+[ "$RC" -eq 2 ] || why="exit $RC"
+[ -z "$why" ] && [ "$(lines "$T/out")" -ne 1 ] && why="expected the first line's prediction, got $(lines "$T/out") lines"
+[ -z "$why" ] && ! grep -q 'endless.jsonl:2: expected a line of at most 64 MiB' "$T/err" && why="stderr: $(first_err)"
+[ -z "$why" ]
+report $? "predict --batch: an over-long line is an error (exit 2), not end of input" "$why"
+run timeout 20 "$BIN" predict --hardware h100_sxm --batch /dev/zero
+fails_cleanly "predict --batch /dev/zero ends with the line-length error" "at most 64 MiB"
+printf '%s\n' 'hello' >"$T/notjson.jsonl"
+run "$BIN" predict --hardware h100_sxm --batch "$T/notjson.jsonl"
+why=""
+[ "$RC" -eq 1 ] || why="exit $RC"
+[ -z "$why" ] && grep -q 'empty input' "$T/out" && why="$(cat "$T/out")"
+[ -z "$why" ] && ! grep -q '"line": 1, "error": ".*invalid JSON' "$T/out" && why="$(cat "$T/out")"
+[ -z "$why" ]
+report $? "predict --batch: a non-JSON line is invalid JSON, not empty input" "$why"
+printf 'kind: "gem\\nm"\nm: 8\n' >"$T/newline.yaml"
+run "$BIN" predict --hardware h100_sxm --op "$T/newline.yaml"
+fails_cleanly "a newline inside a quoted value stays one error line" "gem\\\\nm"
+printf 'kind: "gemm\\0xyz"\nm: 8\nn: 8\nk: 8\ndtype: bf16\n' >"$T/nul.yaml"
+run "$BIN" predict --hardware h100_sxm --op "$T/nul.yaml"
+fails_cleanly "an embedded NUL in a string is refused" "NUL"
+"$BIN" hardware show h100_sxm | sed '/name: hbm/s/bandwidth_bytes_per_s: [0-9.e+]*/bandwidth_bytes_per_s: 1e-300/' >"$T/tiny_bw.yaml"
+for m in roofline extended_roofline effective_roofline; do
+    run "$BIN" predict --hardware "$T/tiny_bw.yaml" --model "$m" --op examples/gemm.yaml
+    fails_cleanly "predict --model $m: a non-finite prediction is an error, not null" "not a finite number"
+done
+printf '{"kind": "gemm", "m": 16384, "n": 16384, "k": 16384, "dtype": "bf16"}\n' >"$T/one.jsonl"
+run "$BIN" predict --hardware "$T/tiny_bw.yaml" --batch "$T/one.jsonl"
+why=""
+[ "$RC" -eq 1 ] || why="exit $RC"
+[ -z "$why" ] && ! grep -q '"line": 1, "error": ".*not a finite number' "$T/out" && why="$(cat "$T/out")"
+[ -z "$why" ]
+report $? "predict --batch: a non-finite prediction is a line error" "$why"
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

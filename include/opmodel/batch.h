@@ -82,12 +82,12 @@ typedef enum opm_batch_field {
 
 /* "latency_s", "flops", ..., the profile's JSON names ("hbm_read_bytes" for
  * the hbm level's reads); "?" out of range. */
-const char *opm_batch_field_name(opm_batch_field f);
+OPM_API const char *opm_batch_field_name(opm_batch_field f);
 /* 0 and *out set, or OPM_ENOTFOUND. */
-int opm_batch_field_parse(const char *name, opm_batch_field *out);
+OPM_API int opm_batch_field_parse(const char *name, opm_batch_field *out);
 
 /* The kind's default columns, NULL-terminated (static storage). */
-const char *const *opm_batch_default_keys(opm_kind kind);
+OPM_API const char *const *opm_batch_default_keys(opm_kind kind);
 
 typedef struct opm_batch {
     opm_kind kind;
@@ -100,10 +100,10 @@ typedef struct opm_batch {
 
 /* Predicts every row with `model` on `hw` (model NULL: roofline).  Returns 0
  * or a status with err filled.  n_failed may be NULL. */
-int opm_predict_many(const opm_model *model, const opm_hardware *hw, const opm_batch *spec,
-                     const int64_t *rows, size_t n_rows, size_t n_cols,
-                     const opm_batch_field *fields, size_t n_fields, double *out,
-                     size_t *n_failed, opm_error *err);
+OPM_API int opm_predict_many(const opm_model *model, const opm_hardware *hw, const opm_batch *spec,
+                             const int64_t *rows, size_t n_rows, size_t n_cols,
+                             const opm_batch_field *fields, size_t n_fields, double *out,
+                             size_t *n_failed, opm_error *err);
 
 #ifdef __cplusplus
 }

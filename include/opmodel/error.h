@@ -12,6 +12,8 @@
 #ifndef OPMODEL_ERROR_H
 #define OPMODEL_ERROR_H
 
+#include "api.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -37,8 +39,17 @@ typedef struct opm_error {
     char message[OPM_ERROR_MESSAGE_MAX];
 } opm_error;
 
-/* Resets `err` to OPM_OK with empty strings.  NULL is accepted. */
-void opm_error_clear(opm_error *err);
+/* Resets `err` to OPM_OK with empty strings.  NULL is accepted.  Every
+ * public function that takes an opm_error clears it when it succeeds. */
+OPM_API void opm_error_clear(opm_error *err);
+
+/* A static one-phrase description of a status ("out of memory"); never NULL,
+ * "unknown status" for a value outside opm_status. */
+OPM_API const char *opm_errstr(int status);
+
+/* Releases memory the library returned (emitted text, opm_*_to_json and
+ * friends), with the allocator the library used.  NULL is accepted. */
+OPM_API void opm_free(void *p);
 
 #ifdef __cplusplus
 }

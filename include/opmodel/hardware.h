@@ -5,7 +5,7 @@
  * the caller, released with opm_hardware_free().  A hardware object is never
  * modified after construction, so one object may be shared by any number of
  * threads predicting at once.  Strings returned by the emitters are
- * malloc'ed and released with free(). */
+ * malloc'ed and released with opm_free() (or free()). */
 #ifndef OPMODEL_HARDWARE_H
 #define OPMODEL_HARDWARE_H
 
@@ -38,53 +38,53 @@ typedef struct opm_memory_level {
 } opm_memory_level;
 
 /* Loads a description from a YAML (or JSON) file. */
-opm_hardware *opm_hardware_load_file(const char *path, opm_error *err);
+OPM_API opm_hardware *opm_hardware_load_file(const char *path, opm_error *err);
 /* Loads from text; `source` names it in error messages. */
-opm_hardware *opm_hardware_load_string(const char *text, size_t len, const char *source,
-                                       opm_error *err);
+OPM_API opm_hardware *opm_hardware_load_string(const char *text, size_t len, const char *source,
+                                               opm_error *err);
 /* A built-in entry by name ("h100_sxm"); OPM_ENOTFOUND if unknown. */
-opm_hardware *opm_hardware_builtin(const char *name, opm_error *err);
+OPM_API opm_hardware *opm_hardware_builtin(const char *name, opm_error *err);
 /* A built-in name, else a file path. */
-opm_hardware *opm_hardware_open(const char *name_or_path, opm_error *err);
-size_t opm_hardware_builtin_count(void);
-const char *opm_hardware_builtin_name(size_t i);
+OPM_API opm_hardware *opm_hardware_open(const char *name_or_path, opm_error *err);
+OPM_API size_t opm_hardware_builtin_count(void);
+OPM_API const char *opm_hardware_builtin_name(size_t i);
 /* The embedded YAML text of built-in entry i (static storage). */
-const char *opm_hardware_builtin_text(size_t i);
+OPM_API const char *opm_hardware_builtin_text(size_t i);
 
 /* A copy running at `clock_hz`: compute peaks and on-chip (non-hbm) level
  * bandwidths scale with the clock relative to the clock they are quoted at;
  * DRAM (hbm) bandwidth does not. */
-opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err);
-opm_hardware *opm_hardware_clone(const opm_hardware *hw, opm_error *err);
-void opm_hardware_free(opm_hardware *hw);
+OPM_API opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err);
+OPM_API opm_hardware *opm_hardware_clone(const opm_hardware *hw, opm_error *err);
+OPM_API void opm_hardware_free(opm_hardware *hw);
 
 /* Emits the full description; loading the result gives an equal object. */
-char *opm_hardware_to_yaml(const opm_hardware *hw, opm_error *err);
-char *opm_hardware_to_json(const opm_hardware *hw, opm_error *err);
+OPM_API char *opm_hardware_to_yaml(const opm_hardware *hw, opm_error *err);
+OPM_API char *opm_hardware_to_json(const opm_hardware *hw, opm_error *err);
 /* 1 when every field is equal. */
-int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b);
+OPM_API int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b);
 
-const char *opm_hardware_name(const opm_hardware *hw);
-const char *opm_hardware_kind(const opm_hardware *hw);     /* gpu | tpu | npu | cpu */
-double opm_hardware_clock_hz(const opm_hardware *hw);
+OPM_API const char *opm_hardware_name(const opm_hardware *hw);
+OPM_API const char *opm_hardware_kind(const opm_hardware *hw);     /* gpu | tpu | npu | cpu */
+OPM_API double opm_hardware_clock_hz(const opm_hardware *hw);
 /* Clock at which tensor peaks are quoted (clock_hz unless given). */
-double opm_hardware_tensor_clock_hz(const opm_hardware *hw);
-int opm_hardware_num_sms(const opm_hardware *hw);
-double opm_hardware_static_power_w(const opm_hardware *hw);
-double opm_hardware_tdp_w(const opm_hardware *hw);
+OPM_API double opm_hardware_tensor_clock_hz(const opm_hardware *hw);
+OPM_API int opm_hardware_num_sms(const opm_hardware *hw);
+OPM_API double opm_hardware_static_power_w(const opm_hardware *hw);
+OPM_API double opm_hardware_tdp_w(const opm_hardware *hw);
 /* Dense peak FLOP/s of the engine for dtype, 0 if the engine lacks it. */
-double opm_hardware_peak_flops(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
+OPM_API double opm_hardware_peak_flops(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
 /* FLOP per clock per SM as given in the description (0 if not given). */
-double opm_hardware_flops_per_clock_per_sm(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
-double opm_hardware_energy_j_per_flop(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
-double opm_hardware_utilization(const opm_hardware *hw, opm_engine engine);
-double opm_hardware_fixed_overhead_cycles(const opm_hardware *hw);
-size_t opm_hardware_level_count(const opm_hardware *hw);
-const opm_memory_level *opm_hardware_level(const opm_hardware *hw, size_t i);
+OPM_API double opm_hardware_flops_per_clock_per_sm(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
+OPM_API double opm_hardware_energy_j_per_flop(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
+OPM_API double opm_hardware_utilization(const opm_hardware *hw, opm_engine engine);
+OPM_API double opm_hardware_fixed_overhead_cycles(const opm_hardware *hw);
+OPM_API size_t opm_hardware_level_count(const opm_hardware *hw);
+OPM_API const opm_memory_level *opm_hardware_level(const opm_hardware *hw, size_t i);
 /* Level by name, NULL if absent. */
-const opm_memory_level *opm_hardware_find_level(const opm_hardware *hw, const char *name);
+OPM_API const opm_memory_level *opm_hardware_find_level(const opm_hardware *hw, const char *name);
 /* Optional scalar of `compute` by key ("max_warps_per_sm"); 0 if absent. */
-double opm_hardware_compute_param(const opm_hardware *hw, const char *key);
+OPM_API double opm_hardware_compute_param(const opm_hardware *hw, const char *key);
 
 #ifdef __cplusplus
 }

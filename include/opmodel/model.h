@@ -70,16 +70,16 @@ typedef struct opm_model {
 } opm_model;
 
 /* NULL (and OPM_ENOTFOUND in err if given) for an unknown name. */
-const opm_model *opm_model_find(const char *name);
-size_t opm_model_count(void);
-const opm_model *opm_model_at(size_t i);
+OPM_API const opm_model *opm_model_find(const char *name);
+OPM_API size_t opm_model_count(void);
+OPM_API const opm_model *opm_model_at(size_t i);
 
 /* Convenience: find + predict.  Returns 0 or a status. */
-int opm_predict(const char *model, const opm_op *op, const opm_hardware *hw, opm_profile *out,
-                opm_error *err);
+OPM_API int opm_predict(const char *model, const opm_op *op, const opm_hardware *hw, opm_profile *out,
+                        opm_error *err);
 
 /* Diagnostics lookup: the entry with `key`, NULL if none. */
-const opm_diag *opm_profile_diag(const opm_profile *p, const char *key);
+OPM_API const opm_diag *opm_profile_diag(const opm_profile *p, const char *key);
 
 #ifdef __cplusplus
 }

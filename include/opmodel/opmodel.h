@@ -8,7 +8,7 @@
  *     opm_hardware *hw = opm_hardware_builtin("h100_sxm", &err);
  *     opm_op *op = opm_op_gemm(4096, 4096, 4096, OPM_BF16, &err);
  *     opm_profile p;
- *     if (opm_model_find("roofline")->predict(op, hw, &p, &err) == 0)
+ *     if (opm_predict("roofline", op, hw, &p, &err) == 0)
  *         printf("%g s, %s-bound\n", p.latency_s, opm_bound_name(p.bound));
  *     opm_op_free(op);
  *     opm_hardware_free(hw);
@@ -29,16 +29,18 @@
 #include "io.h"
 #include "trace.h"
 #include "batch.h"
-
-#define OPM_VERSION_MAJOR 0
-#define OPM_VERSION_MINOR 1
-#define OPM_VERSION_PATCH 0
+/* Generated from the meson project version (OPM_VERSION_MAJOR/MINOR/PATCH,
+ * OPM_VERSION_STRING, OPM_VERSION_NUMBER). */
+#include <opmodel/version.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* "0.1.0" */
-const char *opm_version(void);
+/* The library's version, OPM_VERSION_STRING when it was built ("0.1.0"). */
+OPM_API const char *opm_version(void);
+/* The library's OPM_VERSION_NUMBER (0.1.0 is 100).  A program compiled
+ * against other headers can compare it with its own OPM_VERSION_NUMBER. */
+OPM_API long opm_version_number(void);
 #ifdef __cplusplus
 }
 #endif

@@ -18,7 +18,7 @@
  * the trace or hardware it was made from: every string it hands out lives
  * as long as the report.  Both objects are immutable after construction and
  * may be read from many threads at once.  Emitters return malloc'ed text
- * released with free(). */
+ * released with opm_free() (or free()). */
 #ifndef OPMODEL_TRACE_H
 #define OPMODEL_TRACE_H
 
@@ -42,11 +42,11 @@ typedef struct opm_trace opm_trace;
  * the events kept (operators, launches, GPU activity, flows), not with the
  * file.  A truncated or malformed file gives OPM_EINVAL with the byte offset
  * (in the uncompressed stream) where reading stopped, and no trace. */
-opm_trace *opm_trace_read_file(const char *path, opm_error *err);
+OPM_API opm_trace *opm_trace_read_file(const char *path, opm_error *err);
 /* Same, from memory (plain JSON or gzip bytes).  `source` names it in errors. */
-opm_trace *opm_trace_read_buffer(const void *data, size_t len, const char *source,
-                                 opm_error *err);
-void opm_trace_free(opm_trace *t);
+OPM_API opm_trace *opm_trace_read_buffer(const void *data, size_t len, const char *source,
+                                         opm_error *err);
+OPM_API void opm_trace_free(opm_trace *t);
 
 /* What was read: uncompressed bytes parsed, and events kept by class. */
 typedef struct opm_trace_stats {
@@ -57,17 +57,17 @@ typedef struct opm_trace_stats {
     uint64_t gpu_events;      /* kernel, gpu_memcpy, gpu_memset */
     uint64_t flows;           /* ac2g s/f */
 } opm_trace_stats;
-void opm_trace_get_stats(const opm_trace *t, opm_trace_stats *out);
+OPM_API void opm_trace_get_stats(const opm_trace *t, opm_trace_stats *out);
 
 /* GPU names recorded in the trace's deviceProperties (the first is the one
  * hardware auto-detection uses); 0 when the trace has none. */
-size_t opm_trace_device_count(const opm_trace *t);
-const char *opm_trace_device_name(const opm_trace *t, size_t i);
+OPM_API size_t opm_trace_device_count(const opm_trace *t);
+OPM_API const char *opm_trace_device_name(const opm_trace *t, size_t i);
 
 /* Built-in hardware entry for a device name as torch reports it
  * ("NVIDIA H100 80GB HBM3" → "h100_sxm", "AMD Instinct MI300X" → "mi300x");
  * NULL when the name is not recognised. */
-const char *opm_hardware_detect(const char *device_name);
+OPM_API const char *opm_hardware_detect(const char *device_name);
 
 /* ---- Reporting ---- */
 
@@ -85,7 +85,7 @@ typedef enum opm_trace_category {
 } opm_trace_category;
 
 /* "gemm", "attention", ... "other". */
-const char *opm_trace_category_name(opm_trace_category c);
+OPM_API const char *opm_trace_category_name(opm_trace_category c);
 
 /* One group: every instance of an op with the same name and the same call
  * parameters (Input Dims, Input type, Input Strides, Concrete Inputs). */
@@ -164,38 +164,38 @@ typedef struct opm_trace_report opm_trace_report;
  * (NULL: "roofline").  The report's source is the trace's (its path, or
  * the `source` given to opm_trace_read_buffer).  Groups are ordered by
  * kernel time, largest first. */
-opm_trace_report *opm_trace_report_new(const opm_trace *t, const opm_hardware *hw,
-                                       const char *model, opm_error *err);
-void opm_trace_report_free(opm_trace_report *r);
+OPM_API opm_trace_report *opm_trace_report_new(const opm_trace *t, const opm_hardware *hw,
+                                               const char *model, opm_error *err);
+OPM_API void opm_trace_report_free(opm_trace_report *r);
 
-const char *opm_trace_report_source(const opm_trace_report *r);
+OPM_API const char *opm_trace_report_source(const opm_trace_report *r);
 /* Name of the hardware used, NULL when none. */
-const char *opm_trace_report_hardware(const opm_trace_report *r);
-size_t opm_trace_report_group_count(const opm_trace_report *r);
-const opm_trace_group *opm_trace_report_group(const opm_trace_report *r, size_t i);
-size_t opm_trace_report_instance_count(const opm_trace_report *r);
-const opm_trace_instance *opm_trace_report_instance(const opm_trace_report *r, size_t i);
+OPM_API const char *opm_trace_report_hardware(const opm_trace_report *r);
+OPM_API size_t opm_trace_report_group_count(const opm_trace_report *r);
+OPM_API const opm_trace_group *opm_trace_report_group(const opm_trace_report *r, size_t i);
+OPM_API size_t opm_trace_report_instance_count(const opm_trace_report *r);
+OPM_API const opm_trace_instance *opm_trace_report_instance(const opm_trace_report *r, size_t i);
 /* One entry per category with time, in opm_trace_category order. */
-size_t opm_trace_report_category_count(const opm_trace_report *r);
-const opm_trace_category_time *opm_trace_report_category(const opm_trace_report *r, size_t i);
-const opm_trace_timeline *opm_trace_report_timeline(const opm_trace_report *r);
+OPM_API size_t opm_trace_report_category_count(const opm_trace_report *r);
+OPM_API const opm_trace_category_time *opm_trace_report_category(const opm_trace_report *r, size_t i);
+OPM_API const opm_trace_timeline *opm_trace_report_timeline(const opm_trace_report *r);
 /* Group indices ordered by time lost to the roofline,
  * count · (kernel_time_mean_s − roofline_time_s), largest first; only groups
  * with has_roofline.  Returns the count and sets *order (owned by r). */
-size_t opm_trace_report_gap_order(const opm_trace_report *r, const size_t **order);
+OPM_API size_t opm_trace_report_gap_order(const opm_trace_report *r, const size_t **order);
 
 /* ---- Emitting ---- */
 
 /* Contract §6, one JSON document. */
-char *opm_trace_report_to_json(const opm_trace_report *r, opm_error *err);
+OPM_API char *opm_trace_report_to_json(const opm_trace_report *r, opm_error *err);
 /* CSV with a header row: one row per group (what = 0) or per instance (1). */
-char *opm_trace_report_to_csv(const opm_trace_report *r, int what, opm_error *err);
+OPM_API char *opm_trace_report_to_csv(const opm_trace_report *r, int what, opm_error *err);
 /* Terminal tables for people: timeline, categories, the `top` groups by
  * time and by gap to roofline (top = 0: all). */
-char *opm_trace_report_to_table(const opm_trace_report *r, size_t top, opm_error *err);
+OPM_API char *opm_trace_report_to_table(const opm_trace_report *r, size_t top, opm_error *err);
 /* SVG roofline chart: groups as points at achieved FLOP/s against FLOPs per
  * byte, under the hardware's roofs, area by kernel time.  Needs a hardware. */
-char *opm_trace_report_to_svg(const opm_trace_report *r, opm_error *err);
+OPM_API char *opm_trace_report_to_svg(const opm_trace_report *r, opm_error *err);
 
 #ifdef __cplusplus
 }

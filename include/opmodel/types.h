@@ -4,6 +4,7 @@
 #define OPMODEL_TYPES_H
 
 #include <stdint.h>
+#include "api.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,13 +18,13 @@ typedef enum opm_dtype {
 } opm_dtype;
 
 /* Storage size in bits of one element (4 for int4/fp4_e2m1, 32 for tf32). */
-unsigned opm_dtype_bits(opm_dtype dt);
+OPM_API unsigned opm_dtype_bits(opm_dtype dt);
 /* Bytes per element as a double: 0.5 for the 4-bit types. */
-double opm_dtype_bytes(opm_dtype dt);
+OPM_API double opm_dtype_bytes(opm_dtype dt);
 /* Canonical name ("bf16"); "?" for an out-of-range value. */
-const char *opm_dtype_name(opm_dtype dt);
+OPM_API const char *opm_dtype_name(opm_dtype dt);
 /* Parses a dtype name; "fp8" is accepted as fp8_e4m3.  Returns 0 on success. */
-int opm_dtype_parse(const char *name, opm_dtype *out);
+OPM_API int opm_dtype_parse(const char *name, opm_dtype *out);
 
 typedef enum opm_kind {
     OPM_KIND_GEMM,
@@ -53,8 +54,8 @@ typedef enum opm_kind {
     OPM_KIND_COUNT
 } opm_kind;
 
-const char *opm_kind_name(opm_kind k);
-int opm_kind_parse(const char *name, opm_kind *out);
+OPM_API const char *opm_kind_name(opm_kind k);
+OPM_API int opm_kind_parse(const char *name, opm_kind *out);
 
 typedef enum opm_phase {
     OPM_PHASE_INFERENCE,   /* the default */
@@ -65,22 +66,22 @@ typedef enum opm_phase {
     OPM_PHASE_COUNT
 } opm_phase;
 
-const char *opm_phase_name(opm_phase p);
-int opm_phase_parse(const char *name, opm_phase *out);
+OPM_API const char *opm_phase_name(opm_phase p);
+OPM_API int opm_phase_parse(const char *name, opm_phase *out);
 
 typedef enum opm_role {
     OPM_ROLE_INPUT, OPM_ROLE_WEIGHT, OPM_ROLE_OUTPUT, OPM_ROLE_GRAD, OPM_ROLE_WORKSPACE,
     OPM_ROLE_COUNT
 } opm_role;
 
-const char *opm_role_name(opm_role r);
-int opm_role_parse(const char *name, opm_role *out);
+OPM_API const char *opm_role_name(opm_role r);
+OPM_API int opm_role_parse(const char *name, opm_role *out);
 
 typedef enum opm_engine { OPM_ENGINE_VECTOR, OPM_ENGINE_TENSOR, OPM_ENGINE_NONE } opm_engine;
-const char *opm_engine_name(opm_engine e);
+OPM_API const char *opm_engine_name(opm_engine e);
 
 typedef enum opm_bound { OPM_BOUND_COMPUTE, OPM_BOUND_MEMORY, OPM_BOUND_OVERHEAD } opm_bound;
-const char *opm_bound_name(opm_bound b);
+OPM_API const char *opm_bound_name(opm_bound b);
 
 #ifdef __cplusplus
 }

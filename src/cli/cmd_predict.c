@@ -48,6 +48,33 @@ static void print_table(const opm_profile *p)
     }
 }
 
+/* Reads one line, without its newline, into *buf (NUL-terminated; *len
+ * bytes, which may include NULs): 1, 0 at the end of the input, -1 for a
+ * line longer than OPM_DOCUMENT_MAX_BYTES, -2 when out of memory.  Unlike
+ * getline, an endless line (/dev/zero) ends with an error, not with memory
+ * exhausted and a silent end of file. */
+static int read_line(FILE *f, char **buf, size_t *cap, size_t *len)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (n >= OPM_DOCUMENT_MAX_BYTES) return -1;
+        if (n + 1 >= *cap) {
+            size_t grown = *cap ? 2 * *cap : 4096;
+            char *p = realloc(*buf, grown);
+            if (!p) return -2;
+            *buf = p;
+            *cap = grown;
+        }
+        (*buf)[n++] = (char)c;
+    }
+    if (c == EOF && n == 0) return 0;
+    if (!*buf && !(*buf = malloc(*cap = 4096))) return -2;
+    (*buf)[n] = '\0';
+    *len = n;
+    return 1;
+}
+
 static int run_batch(const char *path, const opm_model *model, const opm_hardware *hw, int table)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -56,14 +83,12 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
     setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     const char *source = strcmp(path, "-") ? path : "<stdin>";
     char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    int lineno = 0, failed = 0;
+    size_t cap = 0, len;
+    int lineno = 0, failed = 0, got;
     strbuf out = {0};
-    while ((n = getline(&line, &cap, f)) >= 0) {
+    while ((got = read_line(f, &line, &cap, &len)) > 0) {
         lineno++;
-        size_t len = (size_t)n;
-        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+        while (len && line[len - 1] == '\r') len--;
         size_t s = 0;
         while (s < len && (line[s] == ' ' || line[s] == '\t')) s++;
         if (s == len) continue;
@@ -71,7 +96,7 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
         opm_error_clear(&err);
         opm_profile p;
         opm_op *op = opm_op_parse_string(line, len, OPM_FORMAT_JSON, source, lineno, &err);
-        int rc = op ? model->predict(op, hw, &p, &err) : 1;
+        int rc = op ? opm_predict(model->name, op, hw, &p, &err) : 1;
         out.n = 0;
         if (rc) {
             failed++;
@@ -101,6 +126,10 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
     int bad = ferror(f);
     if (f != stdin) fclose(f);
     if (fflush(stdout) || bad) return cli_usage("%s: I/O error", source);
+    if (got == -1)
+        return cli_usage("%s:%d: expected a line of at most %zu MiB (OPM_DOCUMENT_MAX_BYTES), got a longer one",
+                         source, lineno + 1, OPM_DOCUMENT_MAX_BYTES >> 20);
+    if (got == -2) return cli_usage("%s:%d: out of memory reading the line", source, lineno + 1);
     return failed ? EXIT_PARTIAL : EXIT_OK;
 }
 
@@ -158,7 +187,7 @@ int cmd_predict(int argc, char **argv)
     } else {
         opm_op *op = opm_op_parse_file(op_path, &err);
         opm_profile p;
-        if (!op || model->predict(op, hw, &p, &err)) {
+        if (!op || opm_predict(model->name, op, hw, &p, &err)) {
             rc = cli_fail(&err);
         } else if (table) {
             print_table(&p);

@@ -15,6 +15,44 @@ void opm_error_clear(opm_error *err)
     err->message[0] = '\0';
 }
 
+const char *opm_errstr(int status)
+{
+    switch (status) {
+    case OPM_OK: return "success";
+    case OPM_EINVAL: return "invalid input";
+    case OPM_EIO: return "input/output error";
+    case OPM_ENOMEM: return "out of memory";
+    case OPM_EUNSUPPORTED: return "not supported by this model or hardware";
+    case OPM_EOVERFLOW: return "count overflows 64 bits";
+    case OPM_ENOTFOUND: return "not found";
+    default: return "unknown status";
+    }
+}
+
+void opm_free(void *p) { free(p); }
+
+/* Rewrites control characters in place as \n, \t, \r or \xHH (truncating
+ * at the buffer's end), so a message built from input text stays one line. */
+static void escape_controls(char *s, size_t cap)
+{
+    char tmp[OPM_ERROR_MESSAGE_MAX];
+    size_t o = 0;
+    int any = 0;
+    for (const char *p = s; *p; p++) any |= (unsigned char)*p < 0x20 || *p == 0x7f;
+    if (!any) return;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < sizeof tmp; p++) {
+        if (*p >= 0x20 && *p != 0x7f) {
+            tmp[o++] = (char)*p;
+            continue;
+        }
+        char c = *p == '\n' ? 'n' : *p == '\t' ? 't' : *p == '\r' ? 'r' : 0;
+        if (c) o += (size_t)snprintf(tmp + o, sizeof tmp - o, "\\%c", c);
+        else o += (size_t)snprintf(tmp + o, sizeof tmp - o, "\\x%02x", *p);
+    }
+    tmp[o] = '\0';
+    opm_strlcpy(s, tmp, cap);
+}
+
 int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
 {
     if (!err) return (int)code;
@@ -29,6 +67,7 @@ int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt,
         snprintf(err->message, sizeof err->message, "%s: %s", field, body);
     else
         opm_strlcpy(err->message, body, sizeof err->message);
+    escape_controls(err->message, sizeof err->message);
     return (int)code;
 }
 
@@ -38,6 +77,7 @@ void opm_err_prefix(opm_error *err, const char *prefix)
     char tmp[OPM_ERROR_MESSAGE_MAX];
     snprintf(tmp, sizeof tmp, "%s: %s", prefix, err->message);
     memcpy(err->message, tmp, sizeof tmp);
+    escape_controls(err->message, sizeof err->message);
 }
 
 void opm_strlcpy(char *dst, const char *src, size_t cap)

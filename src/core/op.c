@@ -38,6 +38,7 @@ static char *dupstr(const char *s)
 
 opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *err)
 {
+    opm_error_clear(err);
     if ((unsigned)kind >= OPM_KIND_COUNT) {
         opm_err(err, OPM_EINVAL, "kind", "expected a known op kind");
         return NULL;
@@ -79,6 +80,7 @@ void opm_op_free(opm_op *op)
 int opm_op_add_tensor(opm_op *op, opm_role role, const int64_t *shape, int rank,
                       opm_dtype dtype, const char *layout, opm_error *err)
 {
+    opm_error_clear(err);
     if ((unsigned)role >= OPM_ROLE_COUNT)
         return opm_err(err, OPM_EINVAL, "role", "expected input, weight, output, grad or workspace");
     if ((unsigned)dtype >= OPM_DTYPE_COUNT)
@@ -117,12 +119,46 @@ static attr *find_attr(const opm_op *op, const char *key)
     return NULL;
 }
 
+/* The error for an attribute key the op's kind does not know, with the
+ * closest valid name. */
+static int unknown_attr(const opm_kind_def *def, const char *key, opm_error *err)
+{
+    char field[OPM_ERROR_FIELD_MAX];
+    snprintf(field, sizeof field, "attrs.%s", key);
+    const char *names[64];
+    size_t n = opm_kind_attr_names(def, names, 63);
+    names[n] = NULL;
+    const char *hint = opm_closest(key, names);
+    return opm_err(err, OPM_EINVAL, field, "unknown attribute for kind %s%s%s%s", def->name,
+                   hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+}
+
+/* Keys a setter accepts: the kind's attributes, and for a kind with a short
+ * form its short-form keys (stored as attributes until from_short expands
+ * them), their "key[i]" entries, dtype and out_dtype. */
+static int key_known(const opm_kind_def *def, const char *key)
+{
+    if (opm_kind_find_attr(def, key)) return 1;
+    if (!def->from_short) return 0;
+    if (strcmp(key, "dtype") == 0 || strcmp(key, "out_dtype") == 0) return 1;
+    size_t n = strcspn(key, "[");
+    for (const opm_attr_def *a = def->short_keys; a && a->key; a++)
+        if (strncmp(a->key, key, n) == 0 && a->key[n] == '\0') return 1;
+    return 0;
+}
+
 static attr *slot(opm_op *op, const char *key, opm_error *err)
 {
     if (strlen(key) >= sizeof op->attrs[0].key) {
         opm_err(err, OPM_EINVAL, key, "attribute names are at most 47 bytes");
         return NULL;
     }
+    const opm_kind_def *def = opm_kind_def_get(op->kind);
+    if (!key_known(def, key)) {
+        unknown_attr(def, key, err);
+        return NULL;
+    }
+    opm_error_clear(err);
     attr *a = find_attr(op, key);
     if (a) {
         attr_clear(a);
@@ -219,6 +255,7 @@ int opm_op_set_phase(opm_op *op, opm_phase phase)
 
 opm_op *opm_op_clone(const opm_op *op, opm_error *err)
 {
+    opm_error_clear(err);
     opm_op *c = opm_op_new(op->name, op->kind, op->phase, err);
     if (!c) return NULL;
     for (size_t i = 0; i < op->n_tensors; i++) {
@@ -346,6 +383,7 @@ static void attr_text(const attr *a, char *buf, size_t cap)
 
 int opm_op_validate(const opm_op *op, opm_error *err)
 {
+    opm_error_clear(err);
     const opm_kind_def *def = opm_kind_def_get(op->kind);
     size_t seen[OPM_ROLE_COUNT] = {0};
     for (size_t i = 0; i < op->n_tensors; i++) {
@@ -370,15 +408,7 @@ int opm_op_validate(const opm_op *op, opm_error *err)
         const opm_attr_def *ad = opm_kind_find_attr(def, a->key);
         char field[OPM_ERROR_FIELD_MAX];
         snprintf(field, sizeof field, "attrs.%s", a->key);
-        if (!ad) {
-            const char *names[64];
-            size_t n = opm_kind_attr_names(def, names, 63);
-            names[n] = NULL;
-            const char *hint = opm_closest(a->key, names);
-            return opm_err(err, OPM_EINVAL, field, "unknown attribute for kind %s%s%s%s",
-                           def->name, hint ? " (did you mean '" : "", hint ? hint : "",
-                           hint ? "'?)" : "");
-        }
+        if (!ad) return unknown_attr(def, a->key, err);
         int okt = a->type == ad->type || (ad->type == OPM_ATTR_DOUBLE && a->type == OPM_ATTR_INT) ||
                   (ad->type == OPM_ATTR_INTS && a->type == OPM_ATTR_INT);
         if (!okt) {
@@ -395,6 +425,7 @@ int opm_op_validate(const opm_op *op, opm_error *err)
 
 int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
 {
+    opm_error_clear(err);
     memset(out, 0, sizeof *out);
     int rc = opm_kind_def_get(op->kind)->count(op, out, err);
     if (rc) return rc;

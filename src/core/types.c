@@ -82,4 +82,5 @@ const char *opm_bound_name(opm_bound b)
     }
 }
 
-const char *opm_version(void) { return "0.1.0"; }
+const char *opm_version(void) { return OPM_VERSION_STRING; }
+long opm_version_number(void) { return OPM_VERSION_NUMBER; }

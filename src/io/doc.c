@@ -1,4 +1,4 @@
-/* doc.c — YAML (libyaml events) and JSON (jansson) into the positioned
+/* doc.c — YAML (libyaml events) and JSON (yajl callbacks) into the positioned
  * document tree of doc.h, with an arena so a whole tree is freed at once. */
 #include <errno.h>
 #include <math.h>
@@ -99,6 +99,72 @@ static int kids_push(kids *k, doc_node *n)
     return 0;
 }
 
+/* Duplicate keys, found in linear time: a map's first SMALL_MAP keys are
+ * compared pairwise; from then on every key goes through an open-addressing
+ * hash set of key nodes (an 80,000-key map costs 80,000 probes, not 3.2e9
+ * strcmp calls). */
+#define SMALL_MAP 16
+
+typedef struct keyset {
+    const doc_node **slot;
+    size_t cap, n;
+} keyset;
+
+static size_t key_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return (size_t)h;
+}
+
+/* Adds `key`; 1 (and *first) when an equal key is already there, 0 when it
+ * was added, -1 when out of memory. */
+static int keyset_add(keyset *s, const doc_node *key, const doc_node **first)
+{
+    if (2 * (s->n + 1) > s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 4 * SMALL_MAP;
+        const doc_node **slot = calloc(cap, sizeof *slot);
+        if (!slot) return -1;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->slot[i]) {
+                size_t j = key_hash(s->slot[i]->text) & (cap - 1);
+                while (slot[j]) j = (j + 1) & (cap - 1);
+                slot[j] = s->slot[i];
+            }
+        free(s->slot);
+        s->slot = slot;
+        s->cap = cap;
+    }
+    size_t j = key_hash(key->text) & (s->cap - 1);
+    for (; s->slot[j]; j = (j + 1) & (s->cap - 1))
+        if (strcmp(s->slot[j]->text, key->text) == 0) {
+            *first = s->slot[j];
+            return 1;
+        }
+    s->slot[j] = key;
+    s->n++;
+    return 0;
+}
+
+/* Whether key i of the pairs kv[0..2i] (key, value, key, value, ...)
+ * repeats an earlier one: 1 with *first set, 0, or -1 when out of memory.
+ * Called for i = 0, 1, 2, ... in order with the same set. */
+static int key_repeats(keyset *s, doc_node *const *kv, size_t i, const doc_node **first)
+{
+    if (i < SMALL_MAP) {
+        for (size_t b = 0; b < i; b++)
+            if (strcmp(kv[2 * b]->text, kv[2 * i]->text) == 0) {
+                *first = kv[2 * b];
+                return 1;
+            }
+        return 0;
+    }
+    if (i == SMALL_MAP)
+        for (size_t b = 0; b < i; b++)
+            if (keyset_add(s, kv[2 * b], first) < 0) return -1;
+    return keyset_add(s, kv[2 * i], first);
+}
+
 typedef struct yctx {
     yaml_parser_t p;
     doc *d;
@@ -150,6 +216,14 @@ static doc_node *build(yctx *y, yaml_event_t *ev, int depth)
         return NULL;
     }
     if (ev->type == YAML_SCALAR_EVENT) {
+        if (memchr(ev->data.scalar.value, '\0', ev->data.scalar.length)) {
+            /* "gemm\0xyz" must not read as gemm. */
+            char msg[160];
+            snprintf(msg, sizeof msg, "%.60s%sexpected text without NUL characters, got a string holding one",
+                     y->key ? y->key : "", y->key ? ": " : "");
+            yerr_at(y, ev->start_mark.line, ev->start_mark.column, msg);
+            return NULL;
+        }
         doc_node *n = node_new(y, DOC_SCALAR, &ev->start_mark);
         if (!n || !(n->text = arena_str(y->d, (const char *)ev->data.scalar.value, ev->data.scalar.length))) {
             opm_err(y->err, OPM_ENOMEM, NULL, "out of memory");
@@ -172,6 +246,7 @@ static doc_node *build(yctx *y, yaml_event_t *ev, int depth)
         return NULL;
     }
     kids k = {0};
+    keyset keys = {0};
     for (;;) {
         yaml_event_t e;
         if (!yaml_parser_parse(&y->p, &e)) {
@@ -190,18 +265,21 @@ static doc_node *build(yctx *y, yaml_event_t *ev, int depth)
         }
         yaml_event_delete(&e);
         if (!c) goto fail;
-        if (is_map && k.n % 2 == 0) {
-            for (size_t i = 0; i < k.n; i += 2)
-                if (strcmp(k.v[i]->text, c->text) == 0) {
-                    char msg[200];
-                    snprintf(msg, sizeof msg, "%.60s: duplicate key; expected each key once (first at %d:%d)",
-                             c->text, k.v[i]->line, k.v[i]->col);
-                    yerr_at(y, (size_t)(c->line - y->first_line), (size_t)(c->col - 1), msg);
-                    goto fail;
-                }
-        }
         if (kids_push(&k, c)) {
             opm_err(y->err, OPM_ENOMEM, NULL, "out of memory");
+            goto fail;
+        }
+        const doc_node *first = NULL;
+        int rep = is_map && k.n % 2 == 1 ? key_repeats(&keys, k.v, k.n / 2, &first) : 0;
+        if (rep < 0) {
+            opm_err(y->err, OPM_ENOMEM, NULL, "out of memory");
+            goto fail;
+        }
+        if (rep) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "%.60s: duplicate key; expected each key once (first at %d:%d)",
+                     c->text, first->line, first->col);
+            yerr_at(y, (size_t)(c->line - y->first_line), (size_t)(c->col - 1), msg);
             goto fail;
         }
     }
@@ -213,9 +291,11 @@ static doc_node *build(yctx *y, yaml_event_t *ev, int depth)
     }
     if (k.n) memcpy(n->kids, k.v, k.n * sizeof *k.v);
     free(k.v);
+    free(keys.slot);
     return n;
 fail:
     free(k.v);
+    free(keys.slot);
     return NULL;
 }
 
@@ -288,7 +368,7 @@ typedef struct jctx {
     kids pending;          /* children of every open collection, in order */
     size_t starts[MAX_DEPTH + 2];
     doc_node *open[MAX_DEPTH + 2];
-    int oom, too_deep;
+    int oom, too_deep, nul;
     char dup[80];
 } jctx;
 
@@ -321,6 +401,10 @@ static int jpush(jctx *j, doc_node *n)
 
 static int jscalar(jctx *j, const char *s, size_t len, int quoted)
 {
+    if (memchr(s, '\0', len)) { /* "gemm\u0000xyz" must not read as gemm */
+        j->nul = 1;
+        return 0;
+    }
     doc_node *n = jnode(j, DOC_SCALAR);
     if (!n || !(n->text = arena_str(j->d, s, len))) {
         j->oom = 1;
@@ -360,13 +444,17 @@ static int j_close(jctx *j)
     }
     if (count) memcpy(n->kids, j->pending.v + start, count * sizeof *n->kids);
     n->n = n->type == DOC_MAP ? count / 2 : count;
-    if (n->type == DOC_MAP)
-        for (size_t a = 0; a < n->n; a++)
-            for (size_t b = 0; b < a; b++)
-                if (!strcmp(n->kids[2 * a]->text, n->kids[2 * b]->text)) {
-                    snprintf(j->dup, sizeof j->dup, "%.60s", n->kids[2 * a]->text);
-                    return 0;
-                }
+    if (n->type == DOC_MAP) {
+        keyset keys = {0};
+        const doc_node *first;
+        int rep = 0;
+        for (size_t a = 0; a < n->n && !rep; a++)
+            if ((rep = key_repeats(&keys, n->kids, a, &first)) > 0)
+                snprintf(j->dup, sizeof j->dup, "%.60s", n->kids[2 * a]->text);
+        free(keys.slot);
+        if (rep < 0) j->oom = 1;
+        if (rep) return 0;
+    }
     j->pending.n = start;
     j->depth--;
     return 1;
@@ -380,6 +468,13 @@ static int j_key(void *c, const unsigned char *s, size_t len) { return jscalar(c
 static const yajl_callbacks json_callbacks = {
     j_null, j_bool, NULL, NULL, j_number, j_string, j_start_map, j_key, j_end, j_start_array, j_end,
 };
+
+static int blank(const char *text, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r' && text[i] != '\n') return 0;
+    return 1;
+}
 
 doc *doc_parse_json(const char *text, size_t len, const char *source, int first_line, opm_error *err)
 {
@@ -409,10 +504,13 @@ doc *doc_parse_json(const char *text, size_t len, const char *source, int first_
             opm_err(err, OPM_ENOMEM, NULL, "out of memory");
         } else if (j.too_deep) {
             opm_err(err, OPM_EINVAL, NULL, "%s:%d:%d: JSON nested too deeply", d->source, line, col);
+        } else if (j.nul) {
+            opm_err(err, OPM_EINVAL, NULL, "%s:%d:%d: expected text without NUL characters, got a string holding one",
+                    d->source, line, col);
         } else if (j.dup[0]) {
             opm_err(err, OPM_EINVAL, NULL, "%s:%d:%d: %s: duplicate key; expected each key once", d->source,
                     line, col, j.dup);
-        } else if (!d->root) {
+        } else if (st == yajl_status_ok || blank(text, len)) {
             opm_err(err, OPM_EINVAL, NULL, "%s:%d:1: expected a document, got empty input", d->source, first_line);
         } else {
             unsigned char *msg = yajl_get_error(h, 0, (const unsigned char *)text, len);

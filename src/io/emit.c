@@ -333,12 +333,18 @@ char *opm_read_file(const char *path, size_t *len, opm_error *err)
     strbuf b = {0};
     char tmp[65536];
     size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) sb_putn(&b, tmp, n);
-    int bad = ferror(f);
+    /* Stop at the first failed allocation or past the document cap: an
+     * endless file (/dev/zero) ends with an error, not a hang. */
+    while (!b.oom && b.n <= OPM_DOCUMENT_MAX_BYTES && (n = fread(tmp, 1, sizeof tmp, f)) > 0) sb_putn(&b, tmp, n);
+    int bad = ferror(f), big = !b.oom && b.n > OPM_DOCUMENT_MAX_BYTES;
     if (f != stdin) fclose(f);
-    if (bad || b.oom) {
+    if (bad || b.oom || big) {
         free(b.p);
-        opm_err(err, bad ? OPM_EIO : OPM_ENOMEM, NULL, "%s: %s", path, bad ? "read error" : "out of memory");
+        if (big)
+            opm_err(err, OPM_EINVAL, NULL, "%s: expected a document of at most %zu MiB, got a longer one", path,
+                    OPM_DOCUMENT_MAX_BYTES >> 20);
+        else
+            opm_err(err, bad ? OPM_EIO : OPM_ENOMEM, NULL, "%s: %s", path, bad ? "read error" : "out of memory");
         return NULL;
     }
     if (!b.p) sb_putn(&b, "", 0);

@@ -77,6 +77,7 @@ oom:
 
 char *opm_op_to_text(const opm_op *op, opm_format format, opm_error *err)
 {
+    opm_error_clear(err);
     doc *d = opm_op_to_doc(op, err);
     if (!d) return NULL;
     strbuf b = {0};
@@ -156,6 +157,7 @@ void opm_profile_write_json(const opm_profile *p, strbuf *b)
 
 char *opm_profile_to_json(const opm_profile *p, opm_error *err)
 {
+    opm_error_clear(err);
     strbuf b = {0};
     opm_profile_write_json(p, &b);
     if (b.oom) {

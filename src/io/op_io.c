@@ -137,6 +137,14 @@ static int add_tensor(const doc *d, const doc_node *t, size_t idx, opm_op *op, o
     return 0;
 }
 
+/* A setter's status, its error (an unknown key, say) given the position of
+ * the field it names. */
+static int located(const doc *d, int rc, opm_error *err)
+{
+    if (rc) doc_locate_error(d, err);
+    return rc;
+}
+
 /* Stores one attribute value with its natural type; lists of lists become
  * key[0], key[1], ... so short forms can name each entry. */
 static int add_attr(const doc *d, const char *key, const doc_node *v, opm_op *op, opm_error *err)
@@ -152,7 +160,7 @@ static int add_attr(const doc *d, const char *key, const doc_node *v, opm_op *op
                 size_t n;
                 snprintf(sub, sizeof sub, "%s[%zu]", key, i);
                 if (read_ints(d, v->kids[i], sub, vals, OPM_MAX_RANK, &n, 0, err) ||
-                    opm_op_set_ints(op, sub, vals, n, err))
+                    located(d, opm_op_set_ints(op, sub, vals, n, err), err))
                     return OPM_EINVAL;
             }
             return 0;
@@ -160,7 +168,7 @@ static int add_attr(const doc *d, const char *key, const doc_node *v, opm_op *op
         int64_t *vals = malloc((v->n ? v->n : 1) * sizeof *vals);
         size_t n;
         if (!vals) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
-        int rc = read_ints(d, v, key, vals, v->n, &n, 0, err) || opm_op_set_ints(op, key, vals, n, err);
+        int rc = read_ints(d, v, key, vals, v->n, &n, 0, err) || located(d, opm_op_set_ints(op, key, vals, n, err), err);
         free(vals);
         return rc ? OPM_EINVAL : 0;
     }
@@ -168,11 +176,11 @@ static int add_attr(const doc *d, const char *key, const doc_node *v, opm_op *op
     int64_t i;
     double x;
     if (doc_is_null(v)) return fail_at(d, v, err, key, "expected a value, got nothing%s%s", "", "");
-    if (doc_bool(v, &b) == 0) return opm_op_set_bool(op, key, b, err);
+    if (doc_bool(v, &b) == 0) return located(d, opm_op_set_bool(op, key, b, err), err);
     if (!strchr(v->text, '.') && !strchr(v->text, 'e') && !strchr(v->text, 'E') && doc_int(v, &i) == 0)
-        return opm_op_set_int(op, key, i, err);
-    if (doc_double(v, &x) == 0) return opm_op_set_double(op, key, x, err);
-    return opm_op_set_string(op, key, v->text, err);
+        return located(d, opm_op_set_int(op, key, i, err), err);
+    if (doc_double(v, &x) == 0) return located(d, opm_op_set_double(op, key, x, err), err);
+    return located(d, opm_op_set_string(op, key, v->text, err), err);
 }
 
 static int key_in(const char *key, const opm_attr_def *defs)
@@ -299,9 +307,15 @@ opm_format opm_guess_format(const char *text, size_t len)
 opm_op *opm_op_parse_string(const char *text, size_t len, opm_format format, const char *source,
                             int first_line, opm_error *err)
 {
+    opm_error_clear(err);
     /* JSON is YAML too; libyaml gives positions for every node, so JSON
-     * files go through it as well.  The jansson path serves JSONL streams,
+     * files go through it as well.  The yajl path serves JSONL streams,
      * where speed matters more than columns. */
+    if (len > OPM_DOCUMENT_MAX_BYTES) {
+        opm_err(err, OPM_EINVAL, NULL, "%s: expected a document of at most %zu MiB, got %zu bytes",
+                source ? source : "<input>", OPM_DOCUMENT_MAX_BYTES >> 20, len);
+        return NULL;
+    }
     if (format == OPM_FORMAT_AUTO) format = OPM_FORMAT_YAML;
     doc *d = format == OPM_FORMAT_JSON ? doc_parse_json(text, len, source, first_line, err)
                                        : doc_parse_yaml(text, len, source, first_line, err);

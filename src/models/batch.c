@@ -291,6 +291,7 @@ int opm_predict_many(const opm_model *model, const opm_hardware *hw, const opm_b
                      const opm_batch_field *fields, size_t n_fields, double *out,
                      size_t *n_failed, opm_error *err)
 {
+    opm_error_clear(err);
     if (n_failed) *n_failed = 0;
     if (!hw || !spec || (n_rows && (!rows || (n_fields && !out))) || (n_fields && !fields))
         return opm_err(err, OPM_EINVAL, NULL, "expected hardware, a spec, rows, fields and an output array");

@@ -680,6 +680,7 @@ opm_op *opm_op_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t h
                          int64_t kv_heads, int64_t head_dim, int causal, opm_dtype dtype,
                          opm_error *err)
 {
+    opm_error_clear(err);
     opm_kind kind = seq_q > 1 ? OPM_KIND_ATTENTION_PREFILL : OPM_KIND_ATTENTION_DECODE;
     opm_op *op = opm_op_new(opm_kind_name(kind), kind,
                             seq_q > 1 ? OPM_PHASE_PREFILL : OPM_PHASE_DECODE, err);

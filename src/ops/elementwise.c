@@ -199,6 +199,7 @@ const opm_kind_def opm_kind_elementwise = {
 opm_op *opm_op_elementwise(const int64_t *shape, int rank, int n_inputs,
                            int64_t op_count_per_element, opm_dtype dtype, opm_error *err)
 {
+    opm_error_clear(err);
     opm_op *op = opm_op_new("elementwise", OPM_KIND_ELEMENTWISE, OPM_PHASE_INFERENCE, err);
     if (!op) return NULL;
     for (int i = 0; i < n_inputs; i++)

@@ -544,6 +544,7 @@ const opm_kind_def opm_kind_batched_gemm = {
 opm_op *opm_op_batched_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, opm_dtype dtype,
                             opm_error *err)
 {
+    opm_error_clear(err);
     opm_op *op = opm_op_new("batched_gemm", OPM_KIND_BATCHED_GEMM, OPM_PHASE_INFERENCE, err);
     if (!op) return NULL;
     int64_t a[3] = {batch, m, k}, b[3] = {batch, k, n}, c[3] = {batch, m, n};
@@ -558,6 +559,7 @@ opm_op *opm_op_batched_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, opm_
 
 opm_op *opm_op_gemm(int64_t m, int64_t n, int64_t k, opm_dtype dtype, opm_error *err)
 {
+    opm_error_clear(err);
     opm_op *op = opm_op_new("gemm", OPM_KIND_GEMM, OPM_PHASE_INFERENCE, err);
     if (!op) return NULL;
     int64_t a[2] = {m, k}, b[2] = {k, n}, c[2] = {m, n};

@@ -117,6 +117,7 @@ static void instance_row(strbuf *b, const opm_trace_report *r, const opm_trace_i
 
 char *opm_trace_report_to_csv(const opm_trace_report *r, int what, opm_error *err)
 {
+    opm_error_clear(err);
     if (!r || (what != 0 && what != 1)) {
         opm_err(err, OPM_EINVAL, NULL, "csv: %s", r ? "expected 0 (groups) or 1 (instances)" : "no report");
         return NULL;

@@ -119,6 +119,7 @@ static void put_timeline(strbuf *b, const opm_trace_timeline *t)
 
 char *opm_trace_report_to_json(const opm_trace_report *r, opm_error *err)
 {
+    opm_error_clear(err);
     if (!r) {
         opm_err(err, OPM_EINVAL, NULL, "json: no report");
         return NULL;

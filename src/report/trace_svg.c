@@ -341,6 +341,7 @@ static void put_legend(strbuf *b, const int *cat_used, double tmax_s)
 
 char *opm_trace_report_to_svg(const opm_trace_report *r, opm_error *err)
 {
+    opm_error_clear(err);
     if (!r || !r->hardware) {
         opm_err(err, OPM_EINVAL, NULL, "svg: %s", r ? "the roofline chart needs a hardware" : "no report");
         return NULL;

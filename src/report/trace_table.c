@@ -341,6 +341,7 @@ static void put_gaps(strbuf *b, const opm_trace_report *r, size_t top)
 
 char *opm_trace_report_to_table(const opm_trace_report *r, size_t top, opm_error *err)
 {
+    opm_error_clear(err);
     if (!r) {
         opm_err(err, OPM_EINVAL, NULL, "table: no report");
         return NULL;

@@ -774,6 +774,7 @@ static void builder_free(builder *b)
 opm_trace_report *opm_trace_report_new(const opm_trace *t, const opm_hardware *hw,
                                        const char *model, opm_error *err)
 {
+    opm_error_clear(err);
     if (!t) {
         opm_err(err, OPM_EINVAL, "trace", "no trace given");
         return NULL;

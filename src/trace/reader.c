@@ -1258,6 +1258,7 @@ static opm_trace *read_input(rd_in *in, const char *source, opm_error *err)
 opm_trace *opm_trace_read_buffer(const void *data, size_t len, const char *source,
                                  opm_error *err)
 {
+    opm_error_clear(err);
     if (!source)
         source = "<buffer>";
     if (!data && len) {
@@ -1270,6 +1271,7 @@ opm_trace *opm_trace_read_buffer(const void *data, size_t len, const char *sourc
 
 opm_trace *opm_trace_read_file(const char *path, opm_error *err)
 {
+    opm_error_clear(err);
     if (!path) {
         opm_err(err, OPM_EINVAL, "", "no trace path given");
         return NULL;
