@@ -1438,6 +1438,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     }
     fallback = "depthwise or degenerate conv: roofline";
     gemm_eval e;
+    memset(&e, 0, sizeof e); /* predict_conv may find no sub-kernel to fill it */
     gemm_extra x;
     x.groups_active = 0;
     x.conv_n = 0;
