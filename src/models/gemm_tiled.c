@@ -748,7 +748,11 @@ static const char *const hint_keys[H_COUNT] = {
     "cta_tile_m", "cta_tile_n", "cta_tile_k", "warp_tile_m", "warp_tile_n", "mma_m", "mma_n", "mma_k",
     "pipeline_stages", "warps_per_cta", "registers_per_thread", "split_k"};
 
-int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k)
+/* Largest accepted value of each hint (H_*): beyond these no kernel exists
+ * on any device we describe, and the tile arithmetic would leave int. */
+static const int64_t hint_max[H_COUNT] = {4096, 4096, 4096, 4096, 4096, 1024, 1024, 1024, 32, 0, 0, 1024};
+
+int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_error *err)
 {
     /* One pass over the op's attributes (usually none or a few). */
     int64_t v[H_COUNT];
@@ -766,6 +770,17 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k)
             }
     }
     if (!any) return 0;
+    for (int j = 0; j < H_COUNT; j++) {
+        if (!has[j]) continue;
+        /* Warps are bounded by the SM, registers by what a lane addresses. */
+        int64_t max = j == H_WARPS ? (int64_t)h->max_warps : j == H_REGS ? (h->warp_size > 32 ? 512 : 255) : hint_max[j];
+        if (v[j] < 1 || v[j] > max) {
+            char f[OPM_ERROR_FIELD_MAX];
+            snprintf(f, sizeof f, "attrs.%s", hint_keys[j]);
+            return -opm_err(err, OPM_EINVAL, f, "expected a kernel hint from 1 to %lld on this hardware, got %lld",
+                            (long long)max, (long long)v[j]);
+        }
+    }
     /* split_k alone names no kernel: the catalog, at that split (a library
      * that never splits K is split_k: 1), and no stream-K. */
     int others = 0;
@@ -842,7 +857,8 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
 {
     gemm_kernel k;
     gemm_eval e;
-    int hinted = opm_gemm_hinted(op, h, &k);
+    int hinted = opm_gemm_hinted(op, h, &k, err);
+    if (hinted < 0) return -hinted;
     int fixed_split = hinted == 2 ? k.split_k : 0;
     if (hinted == 1) {
         if (!opm_gemm_setup(pb, h, &k, &e)) {

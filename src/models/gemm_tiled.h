@@ -212,8 +212,10 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
 /* Applies the power cap to e->body_s (see gemm_tiled.c). */
 void opm_gemm_power_cap(const gemm_hw *h, gemm_eval *e);
 /* Hinted kernel when the op has any tile hint (returns 1); 2 when split_k
- * is its only hint (k->split_k set: the catalog at that split); else 0. */
-int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k);
+ * is its only hint (k->split_k set: the catalog at that split); else 0;
+ * minus a status (err filled, naming the attribute) for a hint beyond the
+ * hardware's limits. */
+int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_error *err);
 /* Best kernel for pb under `wave`: the hinted one, or the lowest body_s of
  * the catalog.  Returns 0 and fills *best, or OPM_EUNSUPPORTED. */
 int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave,

@@ -392,3 +392,30 @@ Test(tc_gemm, shipped_sets_uncalibrated, .timeout = 120)
     free(base);
     opm_gemm_dataset_free(&ds);
 }
+
+/* Kernel hints beyond the hardware's limits are errors naming the
+ * attribute (a 2^32 tile once became 0 and divided), in both models. */
+Test(tc_gemm, kernel_hints_are_bounded)
+{
+    static const char *const ops[] = {
+        "{\"kind\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtype\": \"bf16\", \"attrs\": {\"cta_tile_m\": 4294967296}}",
+        "{\"kind\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtype\": \"bf16\", \"attrs\": {\"warps_per_cta\": 1000}}",
+        "{\"kind\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtype\": \"bf16\", \"attrs\": {\"split_k\": 2147483648}}",
+        "{\"kind\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtype\": \"bf16\", \"attrs\": {\"registers_per_thread\": 300}}",
+    };
+    static const char *const fields[] = {"attrs.cta_tile_m", "attrs.warps_per_cta", "attrs.split_k",
+                                         "attrs.registers_per_thread"};
+    opm_hardware *hw = hw_named("h100_sxm");
+    for (size_t i = 0; i < 4; i++) {
+        opm_op *op = parse_op(ops[i]);
+        for (int mi = 0; mi < 2; mi++) {
+            opm_error err;
+            opm_profile p;
+            cr_assert_eq(opm_predict(mi ? "effective_roofline" : "extended_roofline", op, hw, &p, &err), OPM_EINVAL,
+                         "%s", ops[i]);
+            cr_assert_str_eq(err.field, fields[i]);
+        }
+        opm_op_free(op);
+    }
+    opm_hardware_free(hw);
+}
