@@ -252,16 +252,19 @@ def sort_key(row):
             row["kernel"], row["source"])
 
 
-def write_file(path, rows):
-    rows = sorted(rows, key=sort_key)
+def write_file(path, rows, columns=None, key=None):
+    """Writes rows (dicts) sorted by key with the given header, through a temporary file; the
+    count. curate_tc_data.py writes its files with it too."""
+    columns = columns or COLUMNS
+    rows = sorted(rows, key=key or sort_key)
     tmp = path + ".tmp"
     with open(tmp, "w", newline="") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerow(COLUMNS)
+        w.writerow(columns)
         for r in rows:
             out = dict(r)
             out["latency_us"] = fmt_float(r["latency_us"])
-            w.writerow([out[c] for c in COLUMNS])
+            w.writerow([out[c] for c in columns])
     os.replace(tmp, path)
     return len(rows)
 

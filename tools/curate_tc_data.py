@@ -40,6 +40,10 @@ import os
 import shutil
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import curate_gemm_data  # noqa: E402  (write_file: the shared sorted CSV writer)
+from curate_gemm_data import fmt_float  # noqa: E402
+
 COLUMNS = ["hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias",
            "latency_us", "energy_j", "clock_mhz", "kernel", "source", "threads_per_cta", "split_k",
            "activation_quant", "timing", "l2_warm"]
@@ -94,12 +98,6 @@ def warn(msg):
     sys.stderr.write("curate_tc_data: " + msg + "\n")
 
 
-def fmt_float(x):
-    """Fixed 4-decimal rendering without trailing zeros (the sources have at most 4 decimals)."""
-    s = "%.4f" % x
-    if "." in s:
-        s = s.rstrip("0").rstrip(".")
-    return s
 
 
 def size_class(b, m, n, k):
@@ -230,16 +228,6 @@ def sort_key(row):
             row["kernel"], row["source"], row["activation_quant"], row["timing"])
 
 
-def write_file(path, rows):
-    tmp = path + ".tmp"
-    with open(tmp, "w", newline="") as fh:
-        w = csv.writer(fh, lineterminator="\n")
-        w.writerow(COLUMNS)
-        for r in rows:
-            out = dict(r)
-            out["latency_us"] = fmt_float(r["latency_us"])
-            w.writerow([out[c] for c in COLUMNS])
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -399,7 +387,7 @@ def main(argv=None):
 
     total = 0
     for fname in sorted(files):
-        write_file(os.path.join(out, fname), files[fname])
+        curate_gemm_data.write_file(os.path.join(out, fname), files[fname], COLUMNS, sort_key)
         total += len(files[fname])
         print("%-48s %7d rows" % (fname, len(files[fname])))
     print("%-48s %7d rows" % ("total", total))

@@ -28,29 +28,9 @@
 
 static const char *const both_models[2] = {"extended_roofline", "effective_roofline"};
 
-static opm_hardware *hw_named(const char *name)
-{
-    opm_error err;
-    opm_hardware *hw = opm_hardware_builtin(name, &err);
-    cr_assert_not_null(hw, "%s", err.message);
-    return hw;
-}
-
-static opm_profile run(const char *model, const opm_op *op, const opm_hardware *hw)
-{
-    opm_error err;
-    opm_profile p;
-    cr_assert_eq(opm_predict(model, op, hw, &p, &err), 0, "%s", err.message);
-    return p;
-}
-
-static opm_op *parse_op(const char *json)
-{
-    opm_error err;
-    opm_op *op = opm_op_parse_string(json, strlen(json), OPM_FORMAT_JSON, "test", 1, &err);
-    cr_assert_not_null(op, "%s: %s", json, err.message);
-    return op;
-}
+#define hw_named builtin_hw
+#define run predict_ok
+#define parse_op op_json
 
 static opm_op *gemm(int64_t batch, int64_t m, int64_t n, int64_t k, opm_dtype dt)
 {

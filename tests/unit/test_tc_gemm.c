@@ -14,29 +14,9 @@
 #include "testutil.h"
 #include "validate/gemm_latency.h"
 
-static opm_hardware *hw_named(const char *name)
-{
-    opm_error err;
-    opm_hardware *hw = opm_hardware_builtin(name, &err);
-    cr_assert_not_null(hw, "%s", err.message);
-    return hw;
-}
-
-static opm_profile run(const char *model, const opm_op *op, const opm_hardware *hw)
-{
-    opm_error err;
-    opm_profile p;
-    cr_assert_eq(opm_predict(model, op, hw, &p, &err), 0, "%s", err.message);
-    return p;
-}
-
-static opm_op *parse_op(const char *json)
-{
-    opm_error err;
-    opm_op *op = opm_op_parse_string(json, strlen(json), OPM_FORMAT_JSON, "test", 1, &err);
-    cr_assert_not_null(op, "%s: %s", json, err.message);
-    return op;
-}
+#define hw_named builtin_hw
+#define run predict_ok
+#define parse_op op_json
 
 static const opm_diag *diag(const opm_profile *p, const char *key) { return opm_profile_diag(p, key); }
 

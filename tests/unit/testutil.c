@@ -70,3 +70,27 @@ char *tmp_dir(char *buf, size_t cap, const char *stem)
     cr_assert_not_null(mkdtemp(buf), "mkdtemp %s failed", buf);
     return buf;
 }
+
+opm_hardware *builtin_hw(const char *name)
+{
+    opm_error err;
+    opm_hardware *hw = opm_hardware_builtin(name, &err);
+    cr_assert_not_null(hw, "%s", err.message);
+    return hw;
+}
+
+opm_profile predict_ok(const char *model, const opm_op *op, const opm_hardware *hw)
+{
+    opm_error err;
+    opm_profile p;
+    cr_assert_eq(opm_predict(model, op, hw, &p, &err), 0, "%s", err.message);
+    return p;
+}
+
+opm_op *op_json(const char *json)
+{
+    opm_error err;
+    opm_op *op = opm_op_parse_string(json, strlen(json), OPM_FORMAT_JSON, "test", 1, &err);
+    cr_assert_not_null(op, "%s: %s", json, err.message);
+    return op;
+}

@@ -21,5 +21,11 @@ opm_op *op_yaml(const char *text);
 opm_counts counts_of(const char *yaml);
 /* Inline YAML that must be rejected with `needle` in the one-line message. */
 void rejected(const char *yaml, const char *needle);
+/* A built-in hardware entry; fails the test when unknown. */
+opm_hardware *builtin_hw(const char *name);
+/* model's prediction of op on hw; fails the test on error. */
+opm_profile predict_ok(const char *model, const opm_op *op, const opm_hardware *hw);
+/* Parses an op from inline JSON; fails the test on error. */
+opm_op *op_json(const char *json);
 
 #endif
