@@ -592,6 +592,12 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
         double t_store = opm_gemm_store_s(h, store, w || e->stores_in_l2);
         double loop = kit * t_iter;
         double wave = maxd(loop + issue_epi, kit * t_d + t_store);
+        /* Warp-level MMA and MFMA kernels are not persistent: every wave's
+         * CTAs fill their pipelines anew, hidden only behind the other
+         * resident CTAs' K loops (the first wave's fill is the prologue). */
+        double refill = k->mi == GEMM_MI_MMA_SYNC || k->mi == GEMM_MI_MFMA ? h->lat_dram_s / a : 0;
+        e->t_prologue += (count - (w == 0)) * refill;
+        e->body_s += (count - (w == 0)) * refill;
         double it = kit * count;
         e->t_compute += it * t_c;
         e->t_smem += it * t_s;
@@ -604,10 +610,11 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
     }
     /* Exposed once: the first wave's pipeline fill and the last stores'
      * latency; in between, waves overlap each other's ends. */
-    e->t_prologue = first_pro > 0 ? first_pro : 0;
+    double pro = first_pro > 0 ? first_pro : 0;
+    e->t_prologue += pro; /* after the later waves' refills */
     double fixup = opm_gemm_fixup_s(h, e);
     e->t_epilogue += h->lat_l2_s + fixup;
-    e->body_s += e->t_prologue + h->lat_l2_s + fixup;
+    e->body_s += pro + h->lat_l2_s + fixup;
     if (k->split_k > 1) {
         e->t_reduce = opm_gemm_reduce_s(pb, h, k);
         e->body_s += e->t_reduce;
