@@ -19,6 +19,7 @@ const char *opm_hardware_builtin_text(size_t i)
 
 opm_hardware *opm_hardware_builtin(const char *name, opm_error *err)
 {
+    opm_error_clear(err); /* no stale message after success */
     for (size_t i = 0; i < opm_builtin_count; i++)
         if (strcmp(opm_builtin_entries[i].name, name) == 0) {
             char source[96];

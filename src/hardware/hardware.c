@@ -86,6 +86,7 @@ int opm_hw_check(const opm_hardware *hw, opm_error *err)
 
 opm_hardware *opm_hardware_clone(const opm_hardware *hw, opm_error *err)
 {
+    opm_error_clear(err); /* no stale message after success */
     opm_hardware *c = malloc(sizeof *c);
     if (!c) {
         opm_err(err, OPM_ENOMEM, NULL, "out of memory");
@@ -99,6 +100,7 @@ void opm_hardware_free(opm_hardware *hw) { free(hw); }
 
 opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err)
 {
+    opm_error_clear(err); /* no stale message after success */
     if (!(clock_hz > 0) || !isfinite(clock_hz)) {
         opm_err(err, OPM_EINVAL, "clock", "expected a positive clock, got %g Hz", clock_hz);
         return NULL;

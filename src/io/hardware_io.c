@@ -323,6 +323,7 @@ fail:
 
 opm_hardware *opm_hardware_load_string(const char *text, size_t len, const char *source, opm_error *err)
 {
+    opm_error_clear(err); /* no stale message after success */
     doc *d = doc_parse_yaml(text, len, source, 1, err);
     if (!d) return NULL;
     opm_hardware *hw = opm_hardware_from_doc(d, err);
@@ -332,6 +333,7 @@ opm_hardware *opm_hardware_load_string(const char *text, size_t len, const char 
 
 opm_hardware *opm_hardware_load_file(const char *path, opm_error *err)
 {
+    opm_error_clear(err); /* no stale message after success */
     size_t len;
     char *text = opm_read_file(path, &len, err);
     if (!text) return NULL;
@@ -342,6 +344,7 @@ opm_hardware *opm_hardware_load_file(const char *path, opm_error *err)
 
 opm_hardware *opm_hardware_open(const char *name_or_path, opm_error *err)
 {
+    opm_error_clear(err); /* no stale message after success */
     for (size_t i = 0; i < opm_hardware_builtin_count(); i++)
         if (!strcmp(opm_hardware_builtin_name(i), name_or_path)) return opm_hardware_builtin(name_or_path, err);
     if (!strchr(name_or_path, '/') && !strchr(name_or_path, '.')) {
@@ -460,5 +463,14 @@ static char *emit(const opm_hardware *hw, int json, opm_error *err)
     return b.p;
 }
 
-char *opm_hardware_to_yaml(const opm_hardware *hw, opm_error *err) { return emit(hw, 0, err); }
-char *opm_hardware_to_json(const opm_hardware *hw, opm_error *err) { return emit(hw, 1, err); }
+char *opm_hardware_to_yaml(const opm_hardware *hw, opm_error *err)
+{
+    opm_error_clear(err);
+    return emit(hw, 0, err);
+}
+
+char *opm_hardware_to_json(const opm_hardware *hw, opm_error *err)
+{
+    opm_error_clear(err);
+    return emit(hw, 1, err);
+}

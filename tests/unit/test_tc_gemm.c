@@ -399,3 +399,33 @@ Test(tc_gemm, kernel_hints_are_bounded)
     }
     opm_hardware_free(hw);
 }
+
+/* The hardware functions leave no stale error behind on success. */
+Test(tc_gemm, hardware_functions_clear_the_error)
+{
+    opm_error err;
+    err.code = OPM_EINVAL;
+    strcpy(err.field, "stale");
+    strcpy(err.message, "stale message");
+    opm_hardware *hw = opm_hardware_builtin("h100_sxm", &err);
+    cr_assert_not_null(hw);
+    cr_assert_eq(err.code, OPM_OK);
+    cr_assert_str_empty(err.message);
+    strcpy(err.message, "stale");
+    err.code = OPM_EINVAL;
+    opm_hardware *slow = opm_hardware_with_clock(hw, 1e9, &err);
+    cr_assert_not_null(slow);
+    cr_assert_eq(err.code, OPM_OK);
+    err.code = OPM_EINVAL;
+    char *yaml = opm_hardware_to_yaml(slow, &err);
+    cr_assert_not_null(yaml);
+    cr_assert_eq(err.code, OPM_OK);
+    err.code = OPM_EINVAL;
+    opm_hardware *back = opm_hardware_load_string(yaml, strlen(yaml), "<yaml>", &err);
+    cr_assert_not_null(back);
+    cr_assert_eq(err.code, OPM_OK);
+    free(yaml);
+    opm_hardware_free(back);
+    opm_hardware_free(slow);
+    opm_hardware_free(hw);
+}
