@@ -35,6 +35,8 @@ typedef struct opm_memory_level {
     double bank_count;
     double bank_width_bytes;
     double utilization;             /* fraction of bandwidth reached, (0,1], default 1 */
+    double partitions;              /* slices that each cache their own SMs' data (A100/H100 L2: 2,
+                                     * MI300X: one per XCD); 0 = not given (one) */
 } opm_memory_level;
 
 /* Loads a description from a YAML (or JSON) file. */

@@ -153,6 +153,7 @@ int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
             x->bandwidth_bytes_per_s != y->bandwidth_bytes_per_s || x->energy_j_per_byte != y->energy_j_per_byte ||
             x->energy_j_per_sector != y->energy_j_per_sector || x->latency_s != y->latency_s ||
             x->latency_cycles != y->latency_cycles || x->line_size_bytes != y->line_size_bytes ||
+            x->partitions != y->partitions ||
             x->sector_size_bytes != y->sector_size_bytes || x->bank_count != y->bank_count ||
             x->bank_width_bytes != y->bank_width_bytes || x->utilization != y->utilization)
             return 0;

@@ -15,7 +15,7 @@ static const char *const top_keys[] = {"name", "kind", "static_power_w", "tdp_w"
 static const char *const level_keys[] = {
     "name", "size_bytes", "bandwidth_bytes_per_s", "energy_j_per_byte", "energy_j_per_sector",
     "latency_s", "latency_cycles", "line_size_bytes", "sector_size_bytes", "bank_count",
-    "bank_width_bytes", NULL,
+    "bank_width_bytes", "partitions", NULL,
 };
 static const char *const level_names[] = {"register", "sram", "l1", "l2", "llc", "hbm", NULL};
 static const char *const kinds[] = {"gpu", "tpu", "npu", "cpu", NULL};
@@ -149,11 +149,11 @@ static int load_level(ctx *c, opm_hardware *hw, const doc_node *m, size_t idx)
     l->utilization = 1.0;
     double *slots[] = {NULL, &l->size_bytes, &l->bandwidth_bytes_per_s, &l->energy_j_per_byte,
                        &l->energy_j_per_sector, &l->latency_s, &l->latency_cycles, &l->line_size_bytes,
-                       &l->sector_size_bytes, &l->bank_count, &l->bank_width_bytes};
+                       &l->sector_size_bytes, &l->bank_count, &l->bank_width_bytes, &l->partitions};
     for (size_t i = 0; i < m->n; i++) {
         const doc_node *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
         snprintf(f, sizeof f, "%s.%s", field, k->text);
-        int j = index_of(k->text, level_keys, 11);
+        int j = index_of(k->text, level_keys, 12);
         if (j < 0) {
             char pre[OPM_ERROR_FIELD_MAX];
             snprintf(pre, sizeof pre, "%s.", field);
@@ -165,6 +165,8 @@ static int load_level(ctx *c, opm_hardware *hw, const doc_node *m, size_t idx)
                 return bad(c, v, f, "a level name (register, sram, l1, l2, llc, hbm)");
         } else if (number(c, v, f, j == 2, slots[j])) {
             return OPM_EINVAL;
+        } else if (j == 11 && !(l->partitions >= 1 && l->partitions <= 64 && l->partitions == floor(l->partitions))) {
+            return bad(c, v, f, "a whole number of partitions from 1 to 64");
         }
     }
     if (!l->name[0]) {
@@ -408,9 +410,9 @@ static doc *to_doc(const opm_hardware *hw)
         doc_node *ln = doc_new_collection(d, DOC_MAP);
         const double vals[] = {0, l->size_bytes, l->bandwidth_bytes_per_s, l->energy_j_per_byte,
                                l->energy_j_per_sector, l->latency_s, l->latency_cycles, l->line_size_bytes,
-                               l->sector_size_bytes, l->bank_count, l->bank_width_bytes};
+                               l->sector_size_bytes, l->bank_count, l->bank_width_bytes, l->partitions};
         bad = !ln || doc_append(d, ln, "name", doc_new_scalar(d, l->name, 0));
-        for (int j = 1; !bad && j < 11; j++)
+        for (int j = 1; !bad && j < 12; j++)
             if (vals[j] != 0) bad = put_num(d, ln, level_keys[j], vals[j]);
         bad = bad || doc_append(d, levels, NULL, ln);
         if (!bad && l->utilization != 1.0) {

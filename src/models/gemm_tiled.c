@@ -215,6 +215,7 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
         h->l2_bw = h->l2_port_sm = HUGE_VAL;
     }
     h->l2_size = l2 ? l2->size_bytes : 0;
+    h->l2_usable = h->tensor && l2 && l2->partitions >= 1 ? h->l2_size / l2->partitions : L2_USABLE * h->l2_size;
     h->hbm_bw = hbm->bandwidth_bytes_per_s * hbm->utilization;
     h->hbm_write_bw = h->hbm_bw * DRAM_WRITE_EFF;
     h->hbm_act_s = hbm->bandwidth_bytes_per_s > 0 ? DRAM_ACT_BYTES / hbm->bandwidth_bytes_per_s : 0;
@@ -403,7 +404,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     double a_first = pb->a_unique > 0 ? mind(pb->a_unique, a_all) : a_all;
     double b_first = pb->b_unique > 0 ? mind(pb->b_unique, b_all) : b_all;
     double a_dram = a_first, b_dram = b_first;
-    if (a_first + b_first > L2_USABLE * h->l2_size) {
+    if (a_first + b_first > h->l2_usable) {
         /* The A and B panels one wave touches, full waves and tail. */
         double wa[2] = {0, 0}, wb[2] = {0, 0};
         for (int w = 0; w < 2; w++) {
@@ -434,7 +435,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
          * for both: their measured rates need it (DeepBench's T4 fp16
          * GEMMs run at 0.7 of the tensor peak, 2.5x what per-CTA DRAM
          * streams of their tiles allow). */
-        int shared = h->tensor || wa[0] + wb[0] <= L2_USABLE * h->l2_size;
+        int shared = h->tensor || wa[0] + wb[0] <= h->l2_usable;
         /* Both are at least the first touch: a_wave, a_l2 ≥ a_all ≥ a_first. */
         a_dram = shared || pb->trans_a ? a_wave : a_l2;
         b_dram = shared || !pb->trans_b ? b_wave : b_l2;
@@ -442,7 +443,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
          * tile schedulers (CUTLASS's persistent scheduler, cuBLAS's and
          * hipBLASLt's heuristics): an operand that fits the usable L2 on its
          * own stays resident while the other streams past it once. */
-        if (h->tensor && mind(a_first, b_first) <= L2_USABLE * h->l2_size && a_first + b_first < a_dram + b_dram) {
+        if (h->tensor && mind(a_first, b_first) <= h->l2_usable && a_first + b_first < a_dram + b_dram) {
             a_dram = a_first;
             b_dram = b_first;
         }
@@ -450,7 +451,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     /* Operands the previous kernel left in L2 are hits when they fit its
      * usable part (the input first: it is the one just written); one that
      * does not fit was streamed through it and left little behind. */
-    double warm_room = L2_USABLE * h->l2_size, warm[2] = {0, 0};
+    double warm_room = h->l2_usable, warm[2] = {0, 0};
     if (pb->warm_a && a_first <= warm_room) warm_room -= (warm[0] = a_first);
     if (pb->warm_b && b_first <= warm_room) warm[1] = b_first;
     a_dram = maxd(0, a_dram - warm[0]);
@@ -499,7 +500,7 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     e->act_bound = e->dram_read_eq > e->dram_read * (1 + GEMM_TIE_FRAC);
     e->dram_write = pb->batch * pb->m * pb->n * pb->c_bytes;
     e->l2_write = e->dram_write * (split > 1 ? 4.0 * split / pb->c_bytes : 1.0);
-    e->stores_in_l2 = h->tensor && e->l2_write <= L2_USABLE * h->l2_size;
+    e->stores_in_l2 = h->tensor && e->l2_write <= h->l2_usable;
     e->smem_bytes = e->l2_read + e->tiles * e->kiters * warp_smem_reads(pb, k);
     return 1;
 }
@@ -1421,13 +1422,13 @@ static double act_quant_s(const gemm_problem *pb, const gemm_hw *h, double *rd, 
 {
     if (pb->act_quant == GEMM_AQ_NONE) return 0;
     double elems = pb->batch * pb->m * pb->k, src = 2 * elems, rows = pb->batch * pb->m;
-    int l2 = pb->warm_a && src <= L2_USABLE * h->l2_size;
+    int l2 = pb->warm_a && src <= h->l2_usable;
     /* Kernels launched back to back (in a graph or a stream) overlap one's
      * launch with the previous one's drain: each costs a fraction of the
      * fixed time. */
     double r_bw = l2 ? h->l2_bw : h->hbm_bw, kern = BACK_TO_BACK_KERNEL_FRACTION * h->fixed_s;
     double out = elems + (pb->act_quant == GEMM_AQ_DYNAMIC_BLOCK ? 4 * ceil(pb->k / 128) * rows : 0);
-    double t = kern + src / r_bw + out / (out <= L2_USABLE * h->l2_size ? h->l2_bw : h->hbm_write_bw);
+    double t = kern + src / r_bw + out / (out <= h->l2_usable ? h->l2_bw : h->hbm_write_bw);
     if (!l2) *rd += src;
     *wr += out;
     if (pb->act_quant == GEMM_AQ_DYNAMIC) {

@@ -62,6 +62,12 @@ typedef struct gemm_hw {
     double l2_bw;                /* bytes/s, whole L2 */
     double l2_port_sm;           /* bytes/s one SM can pull from L2 */
     double l2_size;
+    /* L2 bytes one kernel's operands, warm inputs and absorbed stores may
+     * occupy: L2_USABLE of it on SIMT paths (the fitted rule), one
+     * partition's share on tensor paths when the level gives its
+     * partitions (A100/H100: two halves each caching their own SMs'
+     * accesses; MI300X: one L2 per XCD), else L2_USABLE of it. */
+    double l2_usable;
     double hbm_bw;               /* reached DRAM read bandwidth */
     double hbm_write_bw;         /* hbm_bw × DRAM_WRITE_EFF */
     double hbm_act_s;            /* DRAM time one row activation costs: DRAM_ACT_BYTES at the datasheet rate */

@@ -429,3 +429,30 @@ Test(tc_gemm, hardware_functions_clear_the_error)
     opm_hardware_free(slow);
     opm_hardware_free(hw);
 }
+
+/* L2 partitions: a whole number; on tensor paths one partition's share is
+ * what a kernel's operands may occupy (L40S's unified 96 MiB absorbs a
+ * 64 MiB output that H100's 25 MiB half cannot). */
+Test(tc_gemm, l2_partitions)
+{
+    static const char bad[] = "name: x\nkind: gpu\ncompute: {clock_hz: 1e9, num_sms: 1, tensor_flops_per_s: {bf16: 1e12}}\n"
+                              "memory:\n  levels:\n    - {name: l2, size_bytes: 1e6, partitions: 1.5}\n"
+                              "    - {name: hbm, size_bytes: 1e9, bandwidth_bytes_per_s: 1e11}\n";
+    opm_error err;
+    cr_assert_null(opm_hardware_load_string(bad, strlen(bad), "<bad>", &err));
+    cr_assert(strstr(err.message, "memory.levels[0].partitions"), "%s", err.message);
+    opm_hardware *l40s = builtin_hw("l40s"), *h100 = builtin_hw("h100_sxm");
+    cr_assert_eq(opm_hardware_find_level(l40s, "l2")->partitions, 1);
+    cr_assert_eq(opm_hardware_find_level(h100, "l2")->partitions, 2);
+    /* 2048 x 16384 bf16 output = 64 MiB, K = 32. */
+    opm_op *op = parse_op("{\"kind\": \"gemm\", \"m\": 2048, \"n\": 16384, \"k\": 32, \"dtype\": \"bf16\"}");
+    opm_profile a = run("extended_roofline", op, l40s), b = run("extended_roofline", op, h100);
+    double out = 2048.0 * 16384 * 2;
+    /* L40S: the stores go to L2, faster than its DRAM could take them. */
+    cr_assert_lt(a.latency_s, out / (opm_hardware_find_level(l40s, "hbm")->bandwidth_bytes_per_s));
+    /* H100: they reach DRAM. */
+    cr_assert_gt(b.latency_s, out / (opm_hardware_find_level(h100, "hbm")->bandwidth_bytes_per_s));
+    opm_op_free(op);
+    opm_hardware_free(l40s);
+    opm_hardware_free(h100);
+}
