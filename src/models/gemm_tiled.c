@@ -350,8 +350,11 @@ static void swizzled_wave(const gemm_problem *pb, const gemm_kernel *k, const ge
 {
     double ra = k->tm * pb->a_bytes, cb = k->tn * pb->b_bytes, max_r = e->tiles_m * pb->batch;
     double r0 = floor(sqrt(nt * cb / ra)), best = HUGE_VAL;
-    for (double r = maxd(1, r0); r <= r0 + 1; r++) {
-        double rr = mind(r, max_r), cc = mind(cdivd(nt, rr), e->tiles_n);
+    /* Two candidates, not a loop: r0 may be too large for r0 + 1 to differ. */
+    if (!(r0 >= 1)) r0 = 1;
+    if (!(r0 <= max_r)) r0 = max_r;
+    for (int i = 0; i < 2; i++) {
+        double rr = mind(r0 + i, max_r), cc = mind(cdivd(nt, rr), e->tiles_n);
         double bytes = rr * ra + cc * cb;
         if (bytes < best) {
             best = bytes;

@@ -2,6 +2,7 @@
  * internal consistency, a source on every figure), round trips through
  * YAML and JSON, and the original opmodel schema keys. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,16 +187,26 @@ Test(hardware, open_by_name_or_path)
     cr_assert(strstr(err.message, "did you mean 'h100_sxm'"), "%s", err.message);
 }
 
-/* Inputs the fuzzer once crashed on: each must load (or fail cleanly),
- * emit and reload to an equal object. */
-Test(hardware, fuzz_regressions)
+/* Inputs the fuzzer once crashed or hung on: each must load (or fail
+ * cleanly), emit and reload to an equal object, and a GEMM predicted on it
+ * by every model must end (hw_swizzle_huge_tiles: a tensor-core wave whose
+ * swizzle candidate r0 + 1 equalled r0 looped forever). */
+Test(hardware, fuzz_regressions, .timeout = 30)
 {
-    const char *files[] = {"tests/data/fuzz_regressions/hw_huge_peak.yaml"};
+    const char *files[] = {"tests/data/fuzz_regressions/hw_huge_peak.yaml",
+                           "tests/data/fuzz_regressions/hw_swizzle_huge_tiles.yaml"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         char p[512];
         opm_error err;
         opm_hardware *hw = opm_hardware_load_file(src_path(files[i], p, sizeof p), &err);
         if (!hw) continue;
+        opm_op *op = opm_op_gemm(8192, 8192, 8192, OPM_BF16, &err);
+        cr_assert_not_null(op);
+        for (size_t m = 0; m < opm_model_count(); m++) {
+            opm_profile prof;
+            if (opm_predict(opm_model_at(m)->name, op, hw, &prof, &err) == 0) cr_assert(isfinite(prof.latency_s));
+        }
+        opm_op_free(op);
         char *y = opm_hardware_to_yaml(hw, &err);
         cr_assert_not_null(y);
         opm_hardware *back = opm_hardware_load_string(y, strlen(y), "<y>", &err);
