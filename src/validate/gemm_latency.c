@@ -750,8 +750,10 @@ int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *
         if (r->hw == o->holdout_hw) v->is_cal[i] = 0;
         int held = !v->is_cal[i] && (o->holdout_hw < 0 || r->hw == o->holdout_hw);
         /* An eagerly timed row is host-launch bound below ~100 µs: without a
-         * calibrated overhead there is nothing to score it against. */
-        if (held && !o->calibrate && r->timing == OPM_GTIME_EAGER) {
+         * calibrated overhead of its own hardware (uncalibrated, or that
+         * hardware held out and its host floor borrowed from another GPU's
+         * library) there is nothing to score it against. */
+        if (held && (!o->calibrate || r->hw == o->holdout_hw) && r->timing == OPM_GTIME_EAGER) {
             v->rows_eager_skipped++;
             held = 0;
         }
@@ -821,6 +823,12 @@ static int hold_out(const opm_gemm_dataset *ds, const char *model, int use_kerne
         if (ds->rows[i].hw != h) continue;
         int g = ds->rows[i].group;
         v->pred_s[i] = overlapped(work[i], cal->group_overlap_s[g]) + cal->group_overhead_s[g];
+        /* An eager row's host floor borrowed from another GPU's library is no
+         * prediction of this one's (see opm_gemm_validate). */
+        if (ds->rows[i].timing == OPM_GTIME_EAGER) {
+            v->rows_eager_skipped++;
+            continue;
+        }
         sel[i] = mine[i] = !isnan(work[i]);
         v->rows_failed += isnan(work[i]);
     }

@@ -329,6 +329,11 @@ Test(tc_gemm, harness_columns)
     cr_assert_eq(v.rows, 3);
     cr_assert_eq(v.rows_eager_skipped, 1);
     opm_gemm_validation_free(&v);
+    /* Held out, its host floor would be another GPU's: skipped too. */
+    cr_assert_eq(opm_gemm_leave_one_out(&ds, "extended_roofline", 1, base, 0.25, &v, &err), 0, "%s", err.message);
+    cr_assert_eq(v.rows, 3);
+    cr_assert_eq(v.rows_eager_skipped, 1);
+    opm_gemm_validation_free(&v);
     opm_gemm_dataset_free(&ds);
     remove(path);
     rmdir(dir);
