@@ -132,7 +132,7 @@ opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, o
 int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
 {
     if (strcmp(a->name, b->name) || strcmp(a->kind, b->kind) || strcmp(a->dataflow, b->dataflow) ||
-        strcmp(a->matrix_instruction, b->matrix_instruction) ||
+        a->matrix_instruction != b->matrix_instruction ||
         a->static_power_w != b->static_power_w || a->tdp_w != b->tdp_w ||
         a->has_static_power != b->has_static_power || a->has_tdp != b->has_tdp ||
         a->cparam_set != b->cparam_set || a->has_fma != b->has_fma ||

@@ -22,17 +22,18 @@ extern const char *const opm_hw_map_names[HM_COUNT];
 enum { PC_COUNT = 7, FEATURE_MAX = 16 };
 extern const char *const opm_hw_power_names[PC_COUNT];
 
-/* Values of compute.matrix_instruction, NULL-terminated. */
+/* Values of compute.matrix_instruction, NULL-terminated, in the order of
+ * the GEMM models' GEMM_MI_* families (src/models/gemm_tiled.h). */
 extern const char *const opm_hw_matrix_names[];
 
 struct opm_hardware {
     char name[64];
     char kind[8];
     char dataflow[32];
-    /* The matrix instruction family its GEMM kernels are built on
-     * (opm_hw_matrix_names; "" when not given): selects the kernel
-     * catalog, so per-architecture behaviour comes from this data. */
-    char matrix_instruction[16];
+    /* The matrix instruction family its GEMM kernels are built on: 1 +
+     * its index in opm_hw_matrix_names, 0 when not given.  Selects the
+     * kernel catalog, so per-architecture behaviour comes from this data. */
+    int matrix_instruction;
     double static_power_w, tdp_w;
     int has_static_power, has_tdp;
     double cparam[CP_COUNT];

@@ -129,9 +129,9 @@ static int load_compute(ctx *c, opm_hardware *hw, const doc_node *m)
         } else if (!strcmp(k->text, "dataflow")) {
             if (string(c, v, f, hw->dataflow, sizeof hw->dataflow)) return OPM_EINVAL;
         } else if (!strcmp(k->text, "matrix_instruction")) {
-            if (v->type != DOC_SCALAR || doc_is_null(v) || index_of(v->text, opm_hw_matrix_names, 7) < 0)
-                return bad(c, v, f, "one of simt, mma_sync, wgmma, tcgen05, mfma, mxu, mme");
-            opm_strlcpy(hw->matrix_instruction, v->text, sizeof hw->matrix_instruction);
+            int mi = v->type == DOC_SCALAR && !doc_is_null(v) ? index_of(v->text, opm_hw_matrix_names, 7) : -1;
+            if (mi < 0) return bad(c, v, f, "one of simt, mma_sync, wgmma, tcgen05, mfma, mxu, mme");
+            hw->matrix_instruction = mi + 1;
         } else {
             return unknown(c, k, "compute.", valid, "compute");
         }
@@ -401,8 +401,9 @@ static doc *to_doc(const opm_hardware *hw)
               put_num(d, f, NULL, hw->fma_dims[2]) || doc_append(d, comp, "fma_dims", f);
     }
     if (!bad && hw->dataflow[0]) bad = doc_append(d, comp, "dataflow", doc_new_scalar(d, hw->dataflow, 1));
-    if (!bad && hw->matrix_instruction[0])
-        bad = doc_append(d, comp, "matrix_instruction", doc_new_scalar(d, hw->matrix_instruction, 0));
+    if (!bad && hw->matrix_instruction)
+        bad = doc_append(d, comp, "matrix_instruction",
+                         doc_new_scalar(d, opm_hw_matrix_names[hw->matrix_instruction - 1], 0));
     bad = bad || doc_append(d, root, "memory", mem) || doc_append(d, mem, "levels", levels);
     doc_node *mutil = NULL;
     for (size_t i = 0; !bad && i < hw->n_levels; i++) {

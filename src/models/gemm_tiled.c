@@ -143,18 +143,13 @@ static double tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt)
     return OPM_TENSOR_ACHIEVABLE_DEFAULT;
 }
 
+/* The hardware's family (opm_hw_matrix_names is in GEMM_MI_* order); not
+ * given, or simt with a tensor peak: warp-level MMA, the family every CUDA
+ * tensor core since Volta runs. */
 static int matrix_family(const opm_hardware *hw, int tensor)
 {
-    const char *m = hw->matrix_instruction;
-    if (!tensor) return GEMM_MI_SIMT;
-    if (!strcmp(m, "wgmma")) return GEMM_MI_WGMMA;
-    if (!strcmp(m, "tcgen05")) return GEMM_MI_TCGEN05;
-    if (!strcmp(m, "mfma")) return GEMM_MI_MFMA;
-    if (!strcmp(m, "mxu")) return GEMM_MI_MXU;
-    if (!strcmp(m, "mme")) return GEMM_MI_MME;
-    /* Not given (or simt with a tensor peak): warp-level MMA, the family
-     * every CUDA tensor core since Volta runs. */
-    return GEMM_MI_MMA_SYNC;
+    int mi = hw->matrix_instruction - 1;
+    return !tensor ? GEMM_MI_SIMT : mi > GEMM_MI_SIMT ? mi : GEMM_MI_MMA_SYNC;
 }
 
 int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err)

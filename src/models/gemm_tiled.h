@@ -44,6 +44,7 @@ typedef struct gemm_problem {
 enum { GEMM_AQ_NONE, GEMM_AQ_STATIC, GEMM_AQ_DYNAMIC, GEMM_AQ_DYNAMIC_BLOCK };
 /* Matrix instruction families (hardware compute.matrix_instruction): they
  * select the kernel catalog. */
+/* The same order as opm_hw_matrix_names (src/hardware/hardware.c). */
 enum { GEMM_MI_SIMT, GEMM_MI_MMA_SYNC, GEMM_MI_WGMMA, GEMM_MI_TCGEN05, GEMM_MI_MFMA, GEMM_MI_MXU, GEMM_MI_MME };
 
 /* Hardware numbers in SI units, defaults applied (see gemm_tiled.c). */
