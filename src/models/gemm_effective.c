@@ -68,11 +68,7 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
         e->t_latency += count * mem;
         e->t_epilogue += count * issue_epi;
         e->body_s += count * body;
-        /* Non-persistent tensor kernels refill their pipelines every wave
-         * (gemm_tiled.c, wave_extended), hidden behind the other CTAs. */
-        double refill = k->mi == GEMM_MI_MMA_SYNC || k->mi == GEMM_MI_MFMA ? h->lat_dram_s / a : 0;
-        e->t_prologue += (count - (w == 0)) * refill;
-        e->body_s += (count - (w == 0)) * refill;
+        opm_gemm_wave_refill(h, e, w, count, a);
         e->sm_warps[w] = a * k->warps;
         if (count * body > dominant) {
             /* Diagnostics of the wave class that takes the most time. */
@@ -95,15 +91,7 @@ static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *
         if (mem > local && (r_dram < h->hbm_bw * 0.999 || r_l2 < mind(h->l2_bw, sms * h->l2_port_sm) * 0.999))
             e->exposed_latency = 1;
     }
-    double pro = first_pro > 0 ? first_pro : 0;
-    e->t_prologue += pro;
-    double fixup = opm_gemm_fixup_s(h, e);
-    e->t_epilogue += h->lat_l2_s + fixup;
-    e->body_s += pro + h->lat_l2_s + fixup;
-    if (k->split_k > 1) {
-        e->t_reduce = opm_gemm_reduce_s(pb, h, k);
-        e->body_s += e->t_reduce;
-    }
+    opm_gemm_wave_end(pb, h, e, first_pro);
 }
 
 int opm_effective_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)

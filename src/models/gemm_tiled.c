@@ -547,7 +547,9 @@ void opm_gemm_wave_class(const gemm_eval *e, int w, double *nt, double *kit, dou
     }
 }
 
-double opm_gemm_fixup_s(const gemm_hw *h, const gemm_eval *e)
+/* The stream-K fixup of a tail split over the slots: the partial sums'
+ * L2 round trip (0 without stream-K). */
+static double fixup_s(const gemm_hw *h, const gemm_eval *e)
 {
     if (!stream_k_tail(e)) return 0;
     double nt, kit, frac;
@@ -557,6 +559,27 @@ double opm_gemm_fixup_s(const gemm_hw *h, const gemm_eval *e)
     /* Every piece but the last writes an fp32 partial tile, the last reads them. */
     double bytes = 2 * (nt - e->tail_tiles) * e->kern.tm * e->kern.tn * 4.0;
     return h->lat_l2_s + bytes / h->l2_bw;
+}
+
+void opm_gemm_wave_refill(const gemm_hw *h, gemm_eval *e, int w, double count, double ctas)
+{
+    const gemm_kernel *k = &e->kern;
+    if (k->mi != GEMM_MI_MMA_SYNC && k->mi != GEMM_MI_MFMA) return;
+    double t = (count - (w == 0)) * h->lat_dram_s / ctas;
+    e->t_prologue += t;
+    e->body_s += t;
+}
+
+void opm_gemm_wave_end(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e, double first_pro)
+{
+    double pro = first_pro > 0 ? first_pro : 0, fixup = fixup_s(h, e);
+    e->t_prologue += pro;
+    e->t_epilogue += h->lat_l2_s + fixup;
+    e->body_s += pro + h->lat_l2_s + fixup;
+    if (e->kern.split_k > 1) {
+        e->t_reduce = opm_gemm_reduce_s(pb, h, &e->kern);
+        e->body_s += e->t_reduce;
+    }
 }
 
 /* The extended wave model (see the file comment). */
@@ -591,12 +614,7 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
         double t_store = opm_gemm_store_s(h, store, w || e->stores_in_l2);
         double loop = kit * t_iter;
         double wave = maxd(loop + issue_epi, kit * t_d + t_store);
-        /* Warp-level MMA and MFMA kernels are not persistent: every wave's
-         * CTAs fill their pipelines anew, hidden only behind the other
-         * resident CTAs' K loops (the first wave's fill is the prologue). */
-        double refill = k->mi == GEMM_MI_MMA_SYNC || k->mi == GEMM_MI_MFMA ? h->lat_dram_s / a : 0;
-        e->t_prologue += (count - (w == 0)) * refill;
-        e->body_s += (count - (w == 0)) * refill;
+        opm_gemm_wave_refill(h, e, w, count, a);
         double it = kit * count;
         e->t_compute += it * t_c;
         e->t_smem += it * t_s;
@@ -607,17 +625,7 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
         e->body_s += count * wave;
         if (t_lat >= maxd(maxd(t_c, t_s), maxd(t_l2, t_d)) && t_lat > 0) e->exposed_latency = 1;
     }
-    /* Exposed once: the first wave's pipeline fill and the last stores'
-     * latency; in between, waves overlap each other's ends. */
-    double pro = first_pro > 0 ? first_pro : 0;
-    e->t_prologue += pro; /* after the later waves' refills */
-    double fixup = opm_gemm_fixup_s(h, e);
-    e->t_epilogue += h->lat_l2_s + fixup;
-    e->body_s += pro + h->lat_l2_s + fixup;
-    if (k->split_k > 1) {
-        e->t_reduce = opm_gemm_reduce_s(pb, h, k);
-        e->body_s += e->t_reduce;
-    }
+    opm_gemm_wave_end(pb, h, e, first_pro);
 }
 
 /* The power cap.  A board may not draw more than tdp_w on average; its

@@ -202,9 +202,15 @@ double opm_gemm_reduce_s(const gemm_problem *pb, const gemm_hw *h, const gemm_ke
  * K iterations each of them runs and its share of the whole work (a stream-K
  * tail runs on every slot, for fewer iterations each). */
 void opm_gemm_wave_class(const gemm_eval *e, int w, double *nt, double *kit, double *frac);
-/* The stream-K fixup of a tail split over the slots: the partial sums'
- * L2 round trip (0 without stream-K). */
-double opm_gemm_fixup_s(const gemm_hw *h, const gemm_eval *e);
+/* Wave class w, run `count` times with `ctas` CTAs per busy SM: warp-level
+ * MMA and MFMA kernels are not persistent, so every wave after the first
+ * fills its pipeline anew (one DRAM latency), hidden only behind the other
+ * resident CTAs; added to e's prologue and body. */
+void opm_gemm_wave_refill(const gemm_hw *h, gemm_eval *e, int w, double count, double ctas);
+/* What both wave models add once after their waves: the first wave's
+ * pipeline fill (first_pro), the last stores' L2 latency, a stream-K
+ * tail's fixup and a split-K reduction kernel. */
+void opm_gemm_wave_end(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e, double first_pro);
 
 /* A wave model: fills e->t_* and e->body_s from the tiling and traffic
  * already in e. */
