@@ -712,11 +712,14 @@ static int round_up(int v, int q) { return q > 1 ? (v + q - 1) / q * q : v; }
  * warp's lanes), the operand fragments, and ~48 for addresses and loop
  * state, capped at what a lane can address: 255 on a 32-lane warp, 512
  * (VGPRs and AGPRs) on a 64-lane CDNA wave. */
+static int lane_regs_max(double warp_size) { return warp_size > 32 ? 512 : 255; }
+
 static int regs_for(int wm, int wn, double warp_size)
 {
     double acc = wm * wn / warp_size;
-    double r = acc + 2 * sqrt(acc) + 48, cap = warp_size > 32 ? 512 : 255;
-    return r > cap ? (int)cap : (int)r;
+    double r = acc + 2 * sqrt(acc) + 48;
+    int cap = lane_regs_max(warp_size);
+    return r > cap ? cap : (int)r;
 }
 
 static const char *const family_names[] = {"sgemm", "tensorop", "wgmma", "tcgen05", "mfma", "mxu", "mme"};
@@ -787,7 +790,7 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
     for (int j = 0; j < H_COUNT; j++) {
         if (!has[j]) continue;
         /* Warps are bounded by the SM, registers by what a lane addresses. */
-        int64_t max = j == H_WARPS ? (int64_t)h->max_warps : j == H_REGS ? (h->warp_size > 32 ? 512 : 255) : hint_max[j];
+        int64_t max = j == H_WARPS ? (int64_t)h->max_warps : j == H_REGS ? lane_regs_max(h->warp_size) : hint_max[j];
         if (v[j] < 1 || v[j] > max) {
             char f[OPM_ERROR_FIELD_MAX];
             snprintf(f, sizeof f, "attrs.%s", hint_keys[j]);
@@ -846,6 +849,17 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
  * output tiles leave SMs idle, and each split keeps at least 4 K
  * iterations.  Every configuration that runs replaces *best when faster
  * (or when none was *found yet). */
+/* Times the kernel set up in e and keeps it in *best when faster (or the
+ * first found). */
+static void time_and_keep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_eval *e, gemm_eval *best,
+                          int *found)
+{
+    wave(pb, h, e);
+    opm_gemm_power_cap(h, e);
+    if (!*found || e->body_s < best->body_s) *best = *e;
+    *found = 1;
+}
+
 static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_kernel k, int s0,
                           gemm_eval *best, int *found)
 {
@@ -859,10 +873,7 @@ static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn
         k.split_k = s;
         if (!opm_gemm_setup(pb, h, &k, &e)) break;
         if (s > 1 && e.tiles / s >= e.slots) break;
-        wave(pb, h, &e);
-        opm_gemm_power_cap(h, &e);
-        if (!*found || e.body_s < best->body_s) *best = e;
-        *found = 1;
+        time_and_keep(pb, h, wave, &e, best, found);
     }
 }
 
@@ -890,15 +901,12 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
             e.wave_eff = e.tiles / (e.waves * e.slots);
             e.occ_limit = "oversubscribed";
         }
-        wave(pb, h, &e);
-        opm_gemm_power_cap(h, &e);
-        *best = e;
+        int found = 0;
+        time_and_keep(pb, h, wave, &e, best, &found);
         /* A hinted tile without a split_k hint: split-K is chosen as for
          * the catalog (kernels that may run a split-K reduction). */
-        if (!k.split_hinted && best->ctas_per_sm >= 1 && strcmp(e.occ_limit, "oversubscribed")) {
-            int found = 1;
+        if (!k.split_hinted && best->ctas_per_sm >= 1 && strcmp(e.occ_limit, "oversubscribed"))
             split_k_sweep(pb, h, wave, k, 2, best, &found);
-        }
         return 0;
     }
     const cat_entry *cat;
@@ -922,11 +930,7 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, 
         k.split_k = fixed_split;
         k.split_hinted = 1;
         k.stream_k = 0;
-        if (!opm_gemm_setup(pb, h, &k, &e)) continue;
-        wave(pb, h, &e);
-        opm_gemm_power_cap(h, &e);
-        if (!found || e.body_s < best->body_s) *best = e;
-        found = 1;
+        if (opm_gemm_setup(pb, h, &k, &e)) time_and_keep(pb, h, wave, &e, best, &found);
     }
     if (!found)
         return opm_err(err, OPM_EUNSUPPORTED, "hardware",
@@ -1146,7 +1150,8 @@ typedef struct gemm_extra {
     double quant_read, quant_write;
 } gemm_extra;
 
-/* ---- diagnostics: at most 2 + 10 + 4 + 10 + 3 = 29 of OPM_MAX_DIAGS (32) ---- */
+/* ---- diagnostics: at most 2 + 10 + 4 + 10 + 3 = 29 of OPM_MAX_DIAGS (32),
+ * plus the tensor achievable fraction and its source: 31 ---- */
 
 /* The kernel and its occupancy (both models). */
 static void put_kernel_diags(opm_profile *p, const gemm_eval *e)
