@@ -28,9 +28,6 @@
 
 static const char *const both_models[2] = {"extended_roofline", "effective_roofline"};
 
-#define hw_named builtin_hw
-#define run predict_ok
-#define parse_op op_json
 
 static opm_op *gemm(int64_t batch, int64_t m, int64_t n, int64_t k, opm_dtype dt)
 {
@@ -84,7 +81,7 @@ Test(gemm_models, registered)
  * 1000²·512 / (1024²·512). */
 Test(gemm_models, tiling_hand_checked)
 {
-    opm_hardware *hw = hw_named("a100_40gb_pcie");
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
     gemm_hw h;
     cr_assert_eq(opm_gemm_hw(hw, OPM_FP32, &h, NULL), 0);
     cr_assert_eq(h.tensor, 0, "fp32 without tf32 runs on the SIMT path");
@@ -130,7 +127,7 @@ Test(gemm_models, tiling_hand_checked)
  * P100 and the A100. */
 Test(gemm_models, simt_waves_past_l2_stream_own_panels)
 {
-    opm_hardware *p100 = hw_named("p100_pcie_16gb"), *a100 = hw_named("a100_40gb_pcie");
+    opm_hardware *p100 = builtin_hw("p100_pcie_16gb"), *a100 = builtin_hw("a100_40gb_pcie");
     gemm_hw h;
     gemm_eval e;
     cr_assert_eq(opm_gemm_hw(p100, OPM_FP32, &h, NULL), 0);
@@ -188,7 +185,7 @@ Test(gemm_models, simt_waves_past_l2_stream_own_panels)
  * tile's 64 rows: 256 bytes, and bandwidth, not activations, binds. */
 Test(gemm_models, dram_row_activations)
 {
-    opm_hardware *hw = hw_named("a100_40gb_pcie");
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
     gemm_hw h;
     gemm_eval e;
     cr_assert_eq(opm_gemm_hw(hw, OPM_FP32, &h, NULL), 0);
@@ -215,15 +212,15 @@ Test(gemm_models, dram_row_activations)
     for (int mi = 0; mi < 2; mi++) {
         opm_op *op = gemm(1, 65536, 64, 4096, OPM_FP32);
         set_tile(op, 64, 64, 8, 2, 32, 64, 1);
-        opm_op *opt = parse_op("{\"kind\": \"gemm\", \"m\": 65536, \"n\": 64, \"k\": 4096, \"dtype\": \"fp32\","
+        opm_op *opt = op_json("{\"kind\": \"gemm\", \"m\": 65536, \"n\": 64, \"k\": 4096, \"dtype\": \"fp32\","
                                " \"transpose_a\": true}");
         set_tile(opt, 64, 64, 8, 2, 32, 64, 1);
-        opm_profile p = run(both_models[mi], op, hw);
+        opm_profile p = predict_ok(both_models[mi], op, hw);
         cr_assert_geq(p.latency_s, a_big / 32 * DRAM_ACT_BYTES / 1555e9, "%s", both_models[mi]);
         cr_assert(has_finding(&p, "dram_activations"), "%s: %s", both_models[mi],
                   diag_text(&p, "findings"));
         cr_assert_float_eq(diag_num(&p, "dram_row_activations"), a_big / 32 + b_big / 1024, 1e-3);
-        opm_profile q = run(both_models[mi], opt, hw);
+        opm_profile q = predict_ok(both_models[mi], opt, hw);
         cr_assert_lt(q.latency_s, p.latency_s, "%s", both_models[mi]);
         cr_assert(!has_finding(&q, "dram_activations"), "%s: %s", both_models[mi],
                   diag_text(&q, "findings"));
@@ -239,12 +236,12 @@ Test(gemm_models, dram_row_activations)
  * reports no DRAM time; it takes its store time from the same hbm_write_bw.) */
 Test(gemm_models, dram_writes_at_write_efficiency)
 {
-    opm_hardware *hw = hw_named("t4");
+    opm_hardware *hw = builtin_hw("t4");
     opm_op *op = gemm(1920, 64, 64, 8, OPM_FP32);
     set_tile(op, 64, 64, 8, 2, 32, 64, 1);
     const double bw = 320e9 * 0.69;
     {
-        opm_profile p = run("extended_roofline", op, hw);
+        opm_profile p = predict_ok("extended_roofline", op, hw);
         cr_assert_eq(diag_num(&p, "tiles"), 1920);
         double tiles_per_wave = 40 * diag_num(&p, "ctas_per_sm");
         cr_assert_float_eq(fmod(1920, tiles_per_wave), 0, 1e-9, "whole waves");
@@ -261,7 +258,7 @@ Test(gemm_models, dram_writes_at_write_efficiency)
 
 Test(gemm_models, occupancy_limits)
 {
-    opm_hardware *hw = hw_named("t4");
+    opm_hardware *hw = builtin_hw("t4");
     gemm_hw h;
     cr_assert_eq(opm_gemm_hw(hw, OPM_FP16, &h, NULL), 0);
     cr_assert_eq(h.tensor, 1);
@@ -279,12 +276,12 @@ Test(gemm_models, occupancy_limits)
 
 Test(gemm_models, hints_honoured)
 {
-    opm_hardware *hw = hw_named("a100_40gb_pcie");
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
     opm_op *op = gemm(1, 2048, 1024, 4096, OPM_FP32);
     set_tile(op, 64, 32, 16, 4, 32, 16, 2);
     cr_assert_eq(opm_op_set_int(op, "pipeline_stages", 3, NULL), 0);
     for (int i = 0; i < 2; i++) {
-        opm_profile p = run(i ? "effective_roofline" : "extended_roofline", op, hw);
+        opm_profile p = predict_ok(i ? "effective_roofline" : "extended_roofline", op, hw);
         cr_assert_str_eq(diag_text(&p, "tile"), "64x32x16");
         cr_assert_eq(diag_num(&p, "split_k"), 2);
         cr_assert_eq(diag_num(&p, "pipeline_stages"), 3);
@@ -303,17 +300,17 @@ Test(gemm_models, selection_picks_best)
     static const int tiles[][6] = {{128, 128, 8, 8, 32, 64}, {128, 64, 8, 4, 64, 32}, {64, 64, 8, 2, 32, 64},
                                    {128, 32, 8, 2, 64, 32},  {32, 128, 8, 2, 32, 64}};
     static const int64_t shapes[][4] = {{1, 4096, 4096, 4096}, {1, 64, 8192, 512}, {32, 128, 96, 700}, {1, 17, 33, 100000}};
-    opm_hardware *hw = hw_named("v100_pcie_32gb");
+    opm_hardware *hw = builtin_hw("v100_pcie_32gb");
     const char *models[2] = {"extended_roofline", "effective_roofline"};
     for (int mi = 0; mi < 2; mi++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             opm_op *op = gemm(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], OPM_FP32);
-            opm_profile best = run(models[mi], op, hw);
+            opm_profile best = predict_ok(models[mi], op, hw);
             cr_assert(strncmp(diag_text(&best, "kernel"), "sgemm_", 6) == 0, "%s", diag_text(&best, "kernel"));
             for (size_t t = 0; t < sizeof tiles / sizeof tiles[0]; t++) {
                 opm_op *h = opm_op_clone(op, NULL);
                 set_tile(h, tiles[t][0], tiles[t][1], tiles[t][2], tiles[t][3], tiles[t][4], tiles[t][5], 1);
-                opm_profile p = run(models[mi], h, hw);
+                opm_profile p = predict_ok(models[mi], h, hw);
                 cr_assert(best.latency_s <= p.latency_s * (1 + 1e-12), "%s %zu: auto %g > tile %zu %g", models[mi], s,
                           best.latency_s, t, p.latency_s);
                 opm_op_free(h);
@@ -329,13 +326,13 @@ Test(gemm_models, monotone_in_size)
     const opm_dtype dts[3] = {OPM_FP32, OPM_BF16, OPM_FP16};
     const char *models[2] = {"extended_roofline", "effective_roofline"};
     for (int i = 0; i < 3; i++) {
-        opm_hardware *hw = hw_named(hws[i]);
+        opm_hardware *hw = builtin_hw(hws[i]);
         for (int mi = 0; mi < 2; mi++) {
             double prev_k = 0, prev_all = 0;
             for (int64_t s = 64; s <= 16384; s *= 2) {
                 opm_op *a = gemm(1, 1024, 1024, s, dts[i]);
                 opm_op *b = gemm(1, s, s, s, dts[i]);
-                double lk = run(models[mi], a, hw).latency_s, la = run(models[mi], b, hw).latency_s;
+                double lk = predict_ok(models[mi], a, hw).latency_s, la = predict_ok(models[mi], b, hw).latency_s;
                 cr_assert(lk >= prev_k * 0.98, "%s %s: K=%lld %g < %g", hws[i], models[mi], (long long)s, lk, prev_k);
                 cr_assert(la > prev_all, "%s %s: %lld^3 %g <= %g", hws[i], models[mi], (long long)s, la, prev_all);
                 prev_k = lk;
@@ -361,17 +358,17 @@ Test(gemm_models, never_below_roofline_floor)
                                         {64, 128, 128, 64},  {1, 333, 777, 91},   {1, 16384, 64, 16384},
                                         {8, 2048, 2048, 32}, {1, 100, 100, 1000000}};
     for (int i = 0; i < 5; i++) {
-        opm_hardware *hw = hw_named(hws[i]);
+        opm_hardware *hw = builtin_hw(hws[i]);
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             opm_op *op = gemm(shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], dts[i]);
-            opm_profile r = run("roofline", op, hw);
+            opm_profile r = predict_ok("roofline", op, hw);
             const opm_memory_level *l2 = opm_hardware_find_level(hw, "l2");
             double l2_size = l2 ? l2->size_bytes : 0;
             const opm_memory_level *hbm = opm_hardware_find_level(hw, "hbm");
             double allow = fmin((double)r.output_bytes, l2_size) / (hbm->bandwidth_bytes_per_s * hbm->utilization);
             double floor_s = fmax(r.compute_time_s, diag_num(&r, "memory_time_s") - allow);
             for (int mi = 0; mi < 2; mi++) {
-                opm_profile p = run(mi ? "effective_roofline" : "extended_roofline", op, hw);
+                opm_profile p = predict_ok(mi ? "effective_roofline" : "extended_roofline", op, hw);
                 cr_assert(p.latency_s >= floor_s * (1 - 1e-9), "%s shape %zu: %g < floor %g", hws[i], s, p.latency_s,
                           floor_s);
                 cr_assert_eq(p.flops, r.flops);
@@ -386,17 +383,17 @@ Test(gemm_models, never_below_roofline_floor)
 
 Test(gemm_models, backward_and_fallback)
 {
-    opm_hardware *hw = hw_named("h100_sxm");
+    opm_hardware *hw = builtin_hw("h100_sxm");
     opm_op *op = gemm(1, 4096, 4096, 4096, OPM_BF16);
-    double fwd = run("extended_roofline", op, hw).latency_s;
+    double fwd = predict_ok("extended_roofline", op, hw).latency_s;
     opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD);
-    double bwd = run("extended_roofline", op, hw).latency_s;
+    double bwd = predict_ok("extended_roofline", op, hw).latency_s;
     cr_assert(bwd > 1.8 * fwd && bwd < 2.5 * fwd, "bwd %g fwd %g", bwd, fwd);
     opm_op_free(op);
     int64_t shape[2] = {4096, 4096};
     opm_op *ew = opm_op_elementwise(shape, 2, 2, 1, OPM_BF16, NULL);
     cr_assert_not_null(ew);
-    opm_profile a = run("roofline", ew, hw), b = run("extended_roofline", ew, hw);
+    opm_profile a = predict_ok("roofline", ew, hw), b = predict_ok("extended_roofline", ew, hw);
     cr_assert_eq(a.latency_s, b.latency_s);
     cr_assert_str_eq(b.model, "extended_roofline");
     opm_op_free(ew);
@@ -412,7 +409,7 @@ Test(gemm_models, fixed_overhead_from_hardware)
     opm_hardware *hw = opm_hardware_load_string(yaml, strlen(yaml), "oh", &err);
     cr_assert_not_null(hw, "%s", err.message);
     opm_op *op = gemm(1, 1, 1, 1, OPM_FP32);
-    opm_profile p = run("extended_roofline", op, hw);
+    opm_profile p = predict_ok("extended_roofline", op, hw);
     cr_assert_float_eq(p.overhead_s, 5e-6, 1e-15);
     cr_assert_str_eq(diag_text(&p, "limiting_resource"), "fixed_overhead_limited");
     cr_assert_eq(p.bound, OPM_BOUND_OVERHEAD);
@@ -612,7 +609,7 @@ Test(gemm_models, power_cap_binds_on_t4)
     opm_hardware *hw = t4_with_overhead(0);
     opm_op *op = gemm(1, 4096, 4096, 4096, OPM_FP32);
     for (int mi = 0; mi < 2; mi++) {
-        opm_profile p = run(mi ? "effective_roofline" : "extended_roofline", op, hw);
+        opm_profile p = predict_ok(mi ? "effective_roofline" : "extended_roofline", op, hw);
         cr_assert_str_eq(diag_text(&p, "limiting_resource"), "power_limited");
         cr_assert(has_finding(&p, "power_capped"));
         cr_assert_eq(p.bound, OPM_BOUND_COMPUTE);
@@ -632,13 +629,13 @@ Test(gemm_models, power_cap_credits_the_overhead)
 {
     opm_hardware *plain = t4_with_overhead(0), *oh = t4_with_overhead(20e-6 * 1.59e9);
     opm_op *op = gemm(1, 4096, 4096, 4096, OPM_FP32);
-    opm_profile a = run("extended_roofline", op, plain), b = run("extended_roofline", op, oh);
+    opm_profile a = predict_ok("extended_roofline", op, plain), b = predict_ok("extended_roofline", op, oh);
     cr_assert_float_eq(b.overhead_s, 20e-6, 1e-15);
     cr_assert_float_eq(b.latency_s, a.latency_s, a.latency_s * 1e-9);
     cr_assert_float_eq(diag_num(&b, "power_time_s"), diag_num(&a, "power_time_s") - 20e-6, 1e-12);
     /* A small kernel is far from the cap: only the overhead is added. */
     opm_op *small = gemm(1, 64, 64, 64, OPM_FP32);
-    opm_profile c = run("extended_roofline", small, plain), d = run("extended_roofline", small, oh);
+    opm_profile c = predict_ok("extended_roofline", small, plain), d = predict_ok("extended_roofline", small, oh);
     cr_assert_neq(strcmp(diag_text(&c, "limiting_resource"), "power_limited"), 0);
     cr_assert_float_eq(d.latency_s, c.latency_s + 20e-6, 1e-12);
     opm_op_free(small);
@@ -652,13 +649,13 @@ Test(gemm_models, power_cap_credits_the_overhead)
  * per FLOP is its TDP budget over its peak while sgemm reaches ~93% of it. */
 Test(gemm_models, power_cap_absent_or_loose)
 {
-    opm_hardware *v100 = hw_named("v100_pcie_32gb"), *a100 = hw_named("a100_40gb_pcie");
+    opm_hardware *v100 = builtin_hw("v100_pcie_32gb"), *a100 = builtin_hw("a100_40gb_pcie");
     opm_op *op = gemm(1, 4096, 4096, 4096, OPM_BF16);
-    opm_profile p = run("extended_roofline", op, v100);
+    opm_profile p = predict_ok("extended_roofline", op, v100);
     cr_assert_null(opm_profile_diag(&p, "power_time_s"));
     opm_op_free(op);
     op = gemm(1, 4096, 4096, 4096, OPM_FP32);
-    p = run("extended_roofline", op, a100);
+    p = predict_ok("extended_roofline", op, a100);
     cr_assert_not_null(opm_profile_diag(&p, "power_time_s"));
     cr_assert_neq(strcmp(diag_text(&p, "limiting_resource"), "power_limited"), 0);
     opm_op_free(op);
@@ -670,7 +667,7 @@ Test(gemm_models, power_cap_absent_or_loose)
  * in fp32, so it runs at the fp32 rate, not the half2 rate (18.7 TF). */
 Test(gemm_models, simt_half_runs_at_fp32_rate)
 {
-    opm_hardware *hw = hw_named("p100_pcie_16gb");
+    opm_hardware *hw = builtin_hw("p100_pcie_16gb");
     gemm_hw h;
     cr_assert_eq(opm_gemm_hw(hw, OPM_FP16, &h, NULL), 0);
     cr_assert_eq(h.tensor, 0);
@@ -706,11 +703,11 @@ static void rates_of(const char *text, double out[GEMM_RES_COUNT])
  * the 64 busy SMs' peak.  Every effective rate is at most its raw one. */
 Test(gemm_models, effective_diagnostics)
 {
-    opm_hardware *hw = hw_named("a100_40gb_pcie");
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
     opm_op *op = gemm(1, 1000, 1000, 512, OPM_FP32);
     set_tile(op, 128, 128, 8, 8, 32, 64, 0);
     cr_assert_eq(opm_op_set_int(op, "split_k", 1, NULL), 0);
-    opm_profile p = run("effective_roofline", op, hw);
+    opm_profile p = predict_ok("effective_roofline", op, hw);
     cr_assert_str_eq(diag_text(&p, "smsp_warps"), "tail 2,2,2,2");
     cr_assert_str_eq(diag_text(&p, "occupancy_class"), "latency_hiding");
     double raw[GEMM_RES_COUNT], eff[GEMM_RES_COUNT];
@@ -735,7 +732,7 @@ Test(gemm_models, effective_diagnostics)
     op = gemm(1, 256, 256, 512, OPM_FP32);
     set_tile(op, 64, 64, 8, 2, 32, 64, 0);
     cr_assert_eq(opm_op_set_int(op, "split_k", 1, NULL), 0);
-    p = run("effective_roofline", op, hw);
+    p = predict_ok("effective_roofline", op, hw);
     cr_assert_str_eq(diag_text(&p, "smsp_warps"), "tail 1,1,0,0");
     cr_assert_str_eq(diag_text(&p, "occupancy_class"), "idle_schedulers");
 
@@ -746,7 +743,7 @@ Test(gemm_models, effective_diagnostics)
     op = gemm(1, 4096, 4096, 4096, OPM_FP32);
     set_tile(op, 128, 128, 8, 8, 32, 64, 0);
     cr_assert_eq(opm_op_set_int(op, "split_k", 1, NULL), 0);
-    p = run("effective_roofline", op, hw);
+    p = predict_ok("effective_roofline", op, hw);
     cr_assert_str_eq(diag_text(&p, "smsp_warps"), "full 4,4,4,4; tail 4,4,4,4");
     cr_assert_str_eq(diag_text(&p, "occupancy_class"), "latency_hiding");
     cr_assert_leq(p.diag_count, OPM_MAX_DIAGS);
@@ -766,7 +763,7 @@ static opm_op *grouped(int64_t groups, int64_t m, int64_t n, int64_t k, const ch
              "{\"name\": \"g\", \"kind\": \"grouped_gemm\", \"groups\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld,"
              " \"dtype\": \"%s\"}",
              (long long)groups, (long long)m, (long long)n, (long long)k, dtype);
-    return parse_op(json);
+    return op_json(json);
 }
 
 /* conv short form: input [N, C_in, H, W], weight [C_out, C_in/g, kh, kw]
@@ -780,7 +777,7 @@ static opm_op *conv2d(int64_t n, int64_t cin, int64_t hw_, int64_t cout_or_w0, i
              "%lld, %lld], \"dtype\": \"%s\"%s%s}",
              (long long)n, (long long)cin, (long long)hw_, (long long)hw_, (long long)cout_or_w0, (long long)w1,
              (long long)kk, (long long)kk, dtype, attrs[0] ? ", " : "", attrs);
-    return parse_op(json);
+    return op_json(json);
 }
 
 static void assert_rel(double a, double b, double tol, const char *what)
@@ -795,7 +792,7 @@ Test(gemm_models, grouped_one_group_is_gemm)
     static const int64_t shapes[][3] = {{4096, 4096, 4096}, {333, 777, 91}, {16, 14336, 4096}, {8192, 256, 16384}};
     const char *hws[3] = {"h100_sxm", "a100_40gb_pcie", "t4"};
     for (int i = 0; i < 3; i++) {
-        opm_hardware *hw = hw_named(hws[i]);
+        opm_hardware *hw = builtin_hw(hws[i]);
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int ph = 0; ph < 2; ph++) {
                 opm_op *g = grouped(1, shapes[s][0], shapes[s][1], shapes[s][2], "bf16");
@@ -805,7 +802,7 @@ Test(gemm_models, grouped_one_group_is_gemm)
                     opm_op_set_phase(m, OPM_PHASE_TRAIN_BWD);
                 }
                 for (int mi = 0; mi < 2; mi++) {
-                    opm_profile a = run(both_models[mi], g, hw), b = run(both_models[mi], m, hw);
+                    opm_profile a = predict_ok(both_models[mi], g, hw), b = predict_ok(both_models[mi], m, hw);
                     assert_rel(a.latency_s, b.latency_s, 1e-9, both_models[mi]);
                     cr_assert_str_eq(diag_text(&a, "kernel"), diag_text(&b, "kernel"));
                     cr_assert_eq(diag_num(&a, "groups_active"), 1);
@@ -826,14 +823,14 @@ Test(gemm_models, grouped_one_group_is_gemm)
  * never faster and, on these shapes, at most 25% slower. */
 Test(gemm_models, grouped_equal_groups_vs_batched)
 {
-    opm_hardware *hw = hw_named("h100_sxm");
+    opm_hardware *hw = builtin_hw("h100_sxm");
     static const int64_t fit[][3] = {{512, 1024, 512}, {128, 4096, 256}, {1000, 300, 700}};
     static const int64_t spill[][3] = {{2048, 4096, 4096}, {512, 14336, 4096}};
     for (int mi = 0; mi < 2; mi++) {
         for (size_t s = 0; s < 3; s++) {
             opm_op *g = grouped(8, 8 * fit[s][0], fit[s][1], fit[s][2], "bf16");
             opm_op *b = gemm(8, fit[s][0], fit[s][1], fit[s][2], OPM_BF16);
-            opm_profile pg = run(both_models[mi], g, hw), pbt = run(both_models[mi], b, hw);
+            opm_profile pg = predict_ok(both_models[mi], g, hw), pbt = predict_ok(both_models[mi], b, hw);
             assert_rel(pg.latency_s, pbt.latency_s, 1e-9, "fits L2");
             cr_assert_eq(diag_num(&pg, "tiles"), diag_num(&pbt, "tiles"));
             cr_assert_eq(diag_num(&pg, "groups_active"), 8);
@@ -843,7 +840,7 @@ Test(gemm_models, grouped_equal_groups_vs_batched)
         for (size_t s = 0; s < 2; s++) {
             opm_op *g = grouped(8, 8 * spill[s][0], spill[s][1], spill[s][2], "bf16");
             opm_op *b = gemm(8, spill[s][0], spill[s][1], spill[s][2], OPM_BF16);
-            double lg = run(both_models[mi], g, hw).latency_s, lb = run(both_models[mi], b, hw).latency_s;
+            double lg = predict_ok(both_models[mi], g, hw).latency_s, lb = predict_ok(both_models[mi], b, hw).latency_s;
             cr_assert(lg >= lb * (1 - 1e-9) && lg <= 1.25 * lb, "spill %zu: grouped %g batched %g", s, lg, lb);
             opm_op_free(g);
             opm_op_free(b);
@@ -858,12 +855,12 @@ Test(gemm_models, grouped_equal_groups_vs_batched)
  * tile efficiency 401·256 / (5·128 · 256). */
 Test(gemm_models, grouped_edge_tiles_per_group)
 {
-    opm_hardware *hw = hw_named("a100_40gb_pcie");
-    opm_op *op = parse_op("{\"name\": \"g\", \"kind\": \"grouped_gemm\", \"group_m\": [100, 0, 300, 1], \"n\": 256,"
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
+    opm_op *op = op_json("{\"name\": \"g\", \"kind\": \"grouped_gemm\", \"group_m\": [100, 0, 300, 1], \"n\": 256,"
                           " \"k\": 512, \"dtype\": \"bf16\", \"cta_tile_m\": 128, \"cta_tile_n\": 128,"
                           " \"cta_tile_k\": 32, \"split_k\": 1}");
     for (int mi = 0; mi < 2; mi++) {
-        opm_profile p = run(both_models[mi], op, hw);
+        opm_profile p = predict_ok(both_models[mi], op, hw);
         cr_assert_eq(diag_num(&p, "tiles"), 10);
         cr_assert_eq(diag_num(&p, "groups_active"), 3);
         cr_assert_float_eq(diag_num(&p, "tile_efficiency"), 401.0 / 640, 1e-12);
@@ -871,11 +868,11 @@ Test(gemm_models, grouped_edge_tiles_per_group)
     /* The backward writes all four weight gradients: the empty group's
      * is zeroed, 512·256·2 bytes more DRAM writes than with no empty group. */
     opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD);
-    opm_op *full = parse_op("{\"name\": \"g\", \"kind\": \"grouped_gemm\", \"group_m\": [100, 300, 1], \"n\": 256,"
+    opm_op *full = op_json("{\"name\": \"g\", \"kind\": \"grouped_gemm\", \"group_m\": [100, 300, 1], \"n\": 256,"
                             " \"k\": 512, \"dtype\": \"bf16\", \"cta_tile_m\": 128, \"cta_tile_n\": 128,"
                             " \"cta_tile_k\": 32, \"split_k\": 1}");
     opm_op_set_phase(full, OPM_PHASE_TRAIN_BWD);
-    opm_profile a = run("extended_roofline", op, hw), b = run("extended_roofline", full, hw);
+    opm_profile a = predict_ok("extended_roofline", op, hw), b = predict_ok("extended_roofline", full, hw);
     cr_assert_float_eq(hbm_bytes(&a) - hbm_bytes(&b), 512.0 * 256 * 2, 1);
     cr_assert(a.latency_s > b.latency_s);
     opm_op_free(full);
@@ -891,13 +888,13 @@ Test(gemm_models, conv_1x1_is_gemm)
     static const int64_t shapes[][4] = {{32, 256, 56, 64}, {8, 64, 28, 512}, {1, 2048, 7, 512}, {16, 3, 224, 64}};
     const char *hws[2] = {"h100_sxm", "v100_pcie_32gb"};
     for (int i = 0; i < 2; i++) {
-        opm_hardware *hw = hw_named(hws[i]);
+        opm_hardware *hw = builtin_hw(hws[i]);
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             int64_t n = shapes[s][0], cin = shapes[s][1], h = shapes[s][2], cout = shapes[s][3];
             opm_op *c = conv2d(n, cin, h, cout, cin, 1, "fp16", "");
             opm_op *m = gemm(1, n * h * h, cout, cin, OPM_FP16);
             for (int mi = 0; mi < 2; mi++) {
-                opm_profile a = run(both_models[mi], c, hw), b = run(both_models[mi], m, hw);
+                opm_profile a = predict_ok(both_models[mi], c, hw), b = predict_ok(both_models[mi], m, hw);
                 assert_rel(a.latency_s, b.latency_s, 1e-9, hws[i]);
                 cr_assert_eq(diag_num(&a, "implicit_gemm_m"), (double)(n * h * h));
                 cr_assert_eq(diag_num(&a, "implicit_gemm_n"), (double)cout);
@@ -919,23 +916,23 @@ Test(gemm_models, conv_monotone_and_backward)
     const char *attrs[3] = {"\"padding\": 1", "\"stride\": 2, \"padding\": 1, \"bias\": true",
                             "\"padding\": 1, \"groups\": 4"};
     for (int i = 0; i < 3; i++) {
-        opm_hardware *hw = hw_named(hws[i]);
+        opm_hardware *hw = builtin_hw(hws[i]);
         for (int a = 0; a < 3; a++)
             for (int mi = 0; mi < 2; mi++) {
                 double prev = 0;
                 for (int64_t n = 1; n <= 256; n *= 2) {
                     opm_op *op = conv2d(n, 128, 28, 256, a == 2 ? 32 : 128, 3, dts[i], attrs[a]);
-                    double fwd = run(both_models[mi], op, hw).latency_s;
+                    double fwd = predict_ok(both_models[mi], op, hw).latency_s;
                     cr_assert(fwd >= prev, "%s %s attrs %d N=%lld: %g < %g", hws[i], both_models[mi], a,
                               (long long)n, fwd, prev);
                     prev = fwd;
                     opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD);
-                    opm_profile b = run(both_models[mi], op, hw);
+                    opm_profile b = predict_ok(both_models[mi], op, hw);
                     cr_assert(b.latency_s > fwd, "%s N=%lld: bwd %g <= fwd %g", hws[i], (long long)n, b.latency_s, fwd);
                     cr_assert(strstr(diag_text(&b, "implicit_gemms"), "dgrad") != NULL);
                     cr_assert(strstr(diag_text(&b, "implicit_gemms"), "wgrad") != NULL);
                     cr_assert_eq(opm_op_set_bool(op, "grad_input", 0, NULL), 0);
-                    double only_dw = run(both_models[mi], op, hw).latency_s;
+                    double only_dw = predict_ok(both_models[mi], op, hw).latency_s;
                     cr_assert(only_dw < b.latency_s);
                     opm_op_free(op);
                 }
@@ -964,18 +961,18 @@ Test(gemm_models, grouped_and_conv_never_below_roofline)
         "{\"name\": \"i\", \"kind\": \"conv\", \"input\": [1, 3, 512, 512], \"weight\": [64, 3, 7, 7], \"stride\": 2, \"padding\": 3, \"dtype\": \"fp16\"}",
     };
     for (int i = 0; i < 4; i++) {
-        opm_hardware *hw = hw_named(hws[i]);
+        opm_hardware *hw = builtin_hw(hws[i]);
         const opm_memory_level *l2 = opm_hardware_find_level(hw, "l2");
         double bw = opm_hardware_find_level(hw, "hbm")->bandwidth_bytes_per_s;
         for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
             for (int ph = 0; ph < 2; ph++) {
-                opm_op *op = parse_op(ops[o]);
+                opm_op *op = op_json(ops[o]);
                 if (ph) opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD);
-                opm_profile r = run("roofline", op, hw);
+                opm_profile r = predict_ok("roofline", op, hw);
                 double allow = fmin((double)r.output_bytes, l2 ? l2->size_bytes : 0) / bw;
                 double floor_s = fmax(r.compute_time_s, diag_num(&r, "memory_time_s") - allow) + r.overhead_s;
                 for (int mi = 0; mi < 2; mi++) {
-                    opm_profile p = run(both_models[mi], op, hw);
+                    opm_profile p = predict_ok(both_models[mi], op, hw);
                     cr_assert(p.latency_s >= floor_s * (1 - 1e-9), "%s %s op %zu phase %d: %g < floor %g", hws[i],
                               both_models[mi], o, ph, p.latency_s, floor_s);
                     cr_assert_eq(p.flops, r.flops);
@@ -1003,14 +1000,14 @@ Test(gemm_models, grouped_and_conv_diagnostics)
     static const char *const eff[] = {"raw_rates_per_s", "effective_rates_per_s", "occupancy_class", "smsp_warps",
                                       "tied_limits"};
     static const char *const conv_keys[] = {"implicit_gemm_m", "implicit_gemm_n", "implicit_gemm_k", "implicit_gemms"};
-    opm_hardware *hw = hw_named("t4"); /* has a power cap: power_time_s is present */
+    opm_hardware *hw = builtin_hw("t4"); /* has a power cap: power_time_s is present */
     opm_op *ops[2] = {grouped(8, 4096, 4096, 1024, "fp16"),
                       conv2d(16, 128, 28, 256, 128, 3, "fp16", "\"padding\": 1, \"bias\": true")};
     for (int o = 0; o < 2; o++)
         for (int ph = 0; ph < 2; ph++) {
             if (ph) opm_op_set_phase(ops[o], OPM_PHASE_TRAIN_BWD);
             for (int mi = 0; mi < 2; mi++) {
-                opm_profile p = run(both_models[mi], ops[o], hw);
+                opm_profile p = predict_ok(both_models[mi], ops[o], hw);
                 for (size_t k = 0; k < sizeof common / sizeof common[0]; k++)
                     cr_assert_not_null(opm_profile_diag(&p, common[k]), "%s: no %s", both_models[mi], common[k]);
                 for (size_t k = 0; k < 5; k++)
@@ -1037,11 +1034,11 @@ Test(gemm_models, grouped_and_conv_diagnostics)
  * they fall back to the roofline, under the model's name. */
 Test(gemm_models, depthwise_conv_falls_back)
 {
-    opm_hardware *hw = hw_named("h100_sxm");
+    opm_hardware *hw = builtin_hw("h100_sxm");
     opm_op *op = conv2d(32, 96, 112, 96, 1, 3, "bf16", "\"padding\": 1, \"groups\": 96");
-    opm_profile r = run("roofline", op, hw);
+    opm_profile r = predict_ok("roofline", op, hw);
     for (int mi = 0; mi < 2; mi++) {
-        opm_profile p = run(both_models[mi], op, hw);
+        opm_profile p = predict_ok(both_models[mi], op, hw);
         cr_assert_eq(p.latency_s, r.latency_s);
         cr_assert_str_eq(p.model, both_models[mi]);
         cr_assert_null(opm_profile_diag(&p, "implicit_gemm_m"));
@@ -1106,7 +1103,7 @@ Test(gemm_models, clock_column_honoured)
         opm_hardware *slow = opm_hardware_with_clock(ds.hw[ds.rows[1].hw], 705e6, &err);
         cr_assert_not_null(slow, "%s", err.message);
         opm_op *op = gemm(1, 4096, 4096, 4096, OPM_FP32);
-        opm_profile p = run(model, op, slow);
+        opm_profile p = predict_ok(model, op, slow);
         cr_assert_float_eq(base[1], p.latency_s - p.overhead_s, 1e-15);
         cr_assert(base[1] > 1.8 * base[0] && base[1] < 2.05 * base[0], "%g vs %g", base[1], base[0]);
         cr_assert(isnan(base[2]), "1500 MHz is above capped's sm_max_clock_hz");
@@ -1197,21 +1194,21 @@ Test(gemm_models, shipped_data_accuracy, .timeout = 120)
  * hinted, unless split_k itself is hinted. */
 Test(gemm_models, batched_gemm_runs_unsplit)
 {
-    opm_hardware *hw = hw_named("a100_40gb_pcie");
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
     for (int i = 0; i < 2; i++) {
         const char *model = i ? "effective_roofline" : "extended_roofline";
         opm_op *one = gemm(1, 64, 64, 16384, OPM_FP32), *two = gemm(2, 64, 64, 16384, OPM_FP32);
-        opm_profile p1 = run(model, one, hw), p2 = run(model, two, hw);
+        opm_profile p1 = predict_ok(model, one, hw), p2 = predict_ok(model, two, hw);
         cr_assert_gt(diag_num(&p1, "split_k"), 1, "%s", model);
         cr_assert_eq(diag_num(&p2, "split_k"), 1, "%s", model);
         set_tile(one, 64, 64, 8, 2, 32, 64, 0);
         set_tile(two, 64, 64, 8, 2, 32, 64, 0);
-        p1 = run(model, one, hw);
-        p2 = run(model, two, hw);
+        p1 = predict_ok(model, one, hw);
+        p2 = predict_ok(model, two, hw);
         cr_assert_gt(diag_num(&p1, "split_k"), 1, "%s hinted", model);
         cr_assert_eq(diag_num(&p2, "split_k"), 1, "%s hinted", model);
         cr_assert_eq(opm_op_set_int(two, "split_k", 4, NULL), 0);
-        p2 = run(model, two, hw);
+        p2 = predict_ok(model, two, hw);
         cr_assert_eq(diag_num(&p2, "split_k"), 4, "%s split_k hinted", model);
         opm_op_free(one);
         opm_op_free(two);
@@ -1226,10 +1223,10 @@ Test(gemm_models, batched_gemm_runs_unsplit)
  * summed, each kernel the forward GEMM of its shape. */
 Test(gemm_models, dram_row_activations_rates_and_backward)
 {
-    opm_hardware *hw = hw_named("a100_40gb_pcie");
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
     opm_op *op = gemm(1, 65536, 64, 4096, OPM_FP32);
     set_tile(op, 64, 64, 8, 2, 32, 64, 1);
-    opm_profile p = run("effective_roofline", op, hw);
+    opm_profile p = predict_ok("effective_roofline", op, hw);
     double raw[GEMM_RES_COUNT], eff[GEMM_RES_COUNT];
     rates_of(diag_text(&p, "raw_rates_per_s"), raw);
     rates_of(diag_text(&p, "effective_rates_per_s"), eff);
@@ -1245,8 +1242,8 @@ Test(gemm_models, dram_row_activations_rates_and_backward)
         opm_op_set_phase(bwd, OPM_PHASE_TRAIN_BWD);
         opm_op *all[3] = {bwd, da, dw};
         for (int i = 0; i < 3; i++) set_tile(all[i], 64, 64, 8, 2, 32, 64, 1);
-        opm_profile pb = run(both_models[mi], bwd, hw), pa = run(both_models[mi], da, hw),
-                    pw = run(both_models[mi], dw, hw);
+        opm_profile pb = predict_ok(both_models[mi], bwd, hw), pa = predict_ok(both_models[mi], da, hw),
+                    pw = predict_ok(both_models[mi], dw, hw);
         double sum = diag_num(&pa, "dram_row_activations") + diag_num(&pw, "dram_row_activations");
         cr_assert_gt(sum, 0);
         cr_assert_float_eq(diag_num(&pb, "dram_row_activations"), sum, 1e-9 * sum, "%s", both_models[mi]);
@@ -1262,27 +1259,27 @@ Test(gemm_models, dram_row_activations_rates_and_backward)
  * same layout is bound. */
 Test(gemm_models, pipelined_pieces_share_activations)
 {
-    opm_hardware *hw = hw_named("h100_sxm");
+    opm_hardware *hw = builtin_hw("h100_sxm");
     for (int mi = 0; mi < 2; mi++)
         for (int64_t m = 1; m <= 16; m *= 16) {
             char js[256];
             snprintf(js, sizeof js,
                      "{\"kind\": \"gemm\", \"m\": %lld, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\", \"transpose_b\": true}",
                      (long long)m);
-            opm_op *kc = parse_op(js);
+            opm_op *kc = op_json(js);
             opm_op *nc = gemm(1, m, 4096, 4096, OPM_BF16);
             opm_op *both[2] = {kc, nc};
             for (int i = 0; i < 2; i++) {
                 set_tile(both[i], 64, 64, 32, 4, 32, 32, 1);
                 cr_assert_eq(opm_op_set_int(both[i], "pipeline_stages", 4, NULL), 0);
             }
-            opm_profile a = run(both_models[mi], kc, hw), b = run(both_models[mi], nc, hw);
+            opm_profile a = predict_ok(both_models[mi], kc, hw), b = predict_ok(both_models[mi], nc, hw);
             cr_assert(!has_finding(&a, "dram_activations"), "%s m=%lld: %s", both_models[mi],
                       (long long)m, diag_text(&a, "findings"));
             assert_rel(a.latency_s, b.latency_s, 0.05, both_models[mi]);
             /* Two stages: one 64-byte piece per activation, 1.75x the bytes' datasheet time. */
             cr_assert_eq(opm_op_set_int(kc, "pipeline_stages", 2, NULL), 0);
-            opm_profile c = run(both_models[mi], kc, hw);
+            opm_profile c = predict_ok(both_models[mi], kc, hw);
             cr_assert(has_finding(&c, "dram_activations"), "%s m=%lld: %s", both_models[mi],
                       (long long)m, diag_text(&c, "findings"));
             opm_op_free(kc);
@@ -1297,11 +1294,11 @@ Test(gemm_models, pipelined_pieces_share_activations)
  * are only 64 bytes; the same GEMM with bf16 weights has 256-byte rows. */
 Test(gemm_models, packed_weights_fill_dram_rows)
 {
-    opm_hardware *hw = hw_named("h100_sxm");
-    opm_op *op = parse_op("{\"kind\": \"gemm\", \"m\": 16, \"n\": 4096, \"k\": 14336, \"dtype\": \"bf16\","
+    opm_hardware *hw = builtin_hw("h100_sxm");
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 16, \"n\": 4096, \"k\": 14336, \"dtype\": \"bf16\","
                           " \"weight_dtype\": \"int4\", \"weight_group_size\": 128, \"weight_zero_point\": true}");
     for (int mi = 0; mi < 2; mi++) {
-        opm_profile p = run(both_models[mi], op, hw);
+        opm_profile p = predict_ok(both_models[mi], op, hw);
         cr_assert(!has_finding(&p, "dram_activations"), "%s: %s", both_models[mi],
                   diag_text(&p, "findings"));
         /* The weight (with its scales and zero points, ~0.52 bytes an

@@ -14,9 +14,6 @@
 #include "testutil.h"
 #include "validate/gemm_latency.h"
 
-#define hw_named builtin_hw
-#define run predict_ok
-#define parse_op op_json
 
 static const opm_diag *diag(const opm_profile *p, const char *key) { return opm_profile_diag(p, key); }
 
@@ -40,7 +37,7 @@ static uint64_t hbm_read(const opm_profile *p)
  * the same key first. */
 static opm_hardware *variant(const char *name, const char *line, opm_error *err)
 {
-    opm_hardware *base = hw_named(name);
+    opm_hardware *base = builtin_hw(name);
     char *yaml = opm_hardware_to_yaml(base, err);
     cr_assert_not_null(yaml);
     opm_hardware_free(base);
@@ -73,7 +70,7 @@ Test(tc_gemm, every_gpu_entry_has_behaviour_figures)
 {
     for (size_t i = 0; i < opm_hardware_builtin_count(); i++) {
         const char *name = opm_hardware_builtin_name(i);
-        opm_hardware *hw = hw_named(name);
+        opm_hardware *hw = builtin_hw(name);
         if (!strcmp(opm_hardware_kind(hw), "gpu") && strcmp(name, "gpu_generic")) {
             cr_assert(opm_hardware_compute_param(hw, "warp_size") == 32 || opm_hardware_compute_param(hw, "warp_size") == 64, "%s",
                       name);
@@ -109,7 +106,7 @@ Test(tc_gemm, behaviour_figures_round_trip)
     static const char *const names[] = {"h100_sxm", "mi300x", "tpu_v6e"};
     for (size_t i = 0; i < 3; i++) {
         opm_error err;
-        opm_hardware *hw = hw_named(names[i]);
+        opm_hardware *hw = builtin_hw(names[i]);
         char *yaml = opm_hardware_to_yaml(hw, &err);
         cr_assert_not_null(yaml);
         cr_assert(strstr(yaml, "matrix_instruction"), "%s", names[i]);
@@ -131,10 +128,10 @@ Test(tc_gemm, catalog_follows_matrix_instruction)
         {"h100_sxm", "wgmma"}, {"h200_sxm", "wgmma"}, {"b200", "tcgen05"}, {"a100_80gb_sxm", "tensorop"},
         {"l40s", "tensorop"},  {"mi300x", "mfma"},    {"mi355x", "mfma"},
     };
-    opm_op *op = parse_op("{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}");
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        opm_hardware *hw = hw_named(cases[i].hw);
-        opm_profile p = run("extended_roofline", op, hw);
+        opm_hardware *hw = builtin_hw(cases[i].hw);
+        opm_profile p = predict_ok("extended_roofline", op, hw);
         const char *k = diag(&p, "kernel")->text;
         cr_assert(!strncmp(k, cases[i].prefix, strlen(cases[i].prefix)), "%s: %s", cases[i].hw, k);
         opm_hardware_free(hw);
@@ -142,7 +139,7 @@ Test(tc_gemm, catalog_follows_matrix_instruction)
     opm_error err;
     opm_hardware *as_ampere = variant("h100_sxm", "  matrix_instruction: mma_sync", &err);
     cr_assert_not_null(as_ampere, "%s", err.message);
-    opm_profile p = run("effective_roofline", op, as_ampere);
+    opm_profile p = predict_ok("effective_roofline", op, as_ampere);
     cr_assert(!strncmp(diag(&p, "kernel")->text, "tensorop", 8), "%s", diag(&p, "kernel")->text);
     opm_hardware_free(as_ampere);
     opm_op_free(op);
@@ -152,11 +149,11 @@ Test(tc_gemm, catalog_follows_matrix_instruction)
  * of the dense peak; without a figure the default applies and is said. */
 Test(tc_gemm, achievable_fraction_bounds_large_gemms)
 {
-    opm_op *op = parse_op("{\"kind\": \"gemm\", \"m\": 16384, \"n\": 16384, \"k\": 16384, \"dtype\": \"bf16\"}");
-    opm_hardware *hw = hw_named("h100_sxm");
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 16384, \"n\": 16384, \"k\": 16384, \"dtype\": \"bf16\"}");
+    opm_hardware *hw = builtin_hw("h100_sxm");
     double peak = opm_hardware_peak_flops(hw, OPM_ENGINE_TENSOR, OPM_BF16);
     for (int mi = 0; mi < 2; mi++) {
-        opm_profile p = run(mi ? "effective_roofline" : "extended_roofline", op, hw);
+        opm_profile p = predict_ok(mi ? "effective_roofline" : "extended_roofline", op, hw);
         cr_assert_float_eq(diag_num(&p, "tensor_achievable_fraction"), 0.803, 1e-12);
         cr_assert_null(diag(&p, "tensor_achievable_source"));
         double rate = (double)p.flops / p.latency_s;
@@ -165,7 +162,7 @@ Test(tc_gemm, achievable_fraction_bounds_large_gemms)
     opm_error err;
     opm_hardware *none = variant("h100_sxm", "  tensor_achievable_fraction: {tf32: 0.5}", &err);
     cr_assert_not_null(none, "%s", err.message);
-    opm_profile p = run("extended_roofline", op, none);
+    opm_profile p = predict_ok("extended_roofline", op, none);
     cr_assert_float_eq(diag_num(&p, "tensor_achievable_fraction"), OPM_TENSOR_ACHIEVABLE_DEFAULT, 1e-12);
     cr_assert_str_eq(diag(&p, "tensor_achievable_source")->text, "default");
     opm_hardware_free(none);
@@ -177,11 +174,11 @@ Test(tc_gemm, achievable_fraction_bounds_large_gemms)
  * latency- and L2-bound skinny GEMM), never the fixed time. */
 Test(tc_gemm, sustained_clock_slows_the_sm_clock_domain)
 {
-    opm_op *op = parse_op("{\"kind\": \"gemm\", \"m\": 64, \"n\": 4096, \"k\": 4096, \"dtype\": \"fp8\"}");
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 64, \"n\": 4096, \"k\": 4096, \"dtype\": \"fp8\"}");
     opm_error err;
-    opm_hardware *at = hw_named("mi300x"), *max = variant("mi300x", "  sustained_clock_hz: 2.1e9", &err);
+    opm_hardware *at = builtin_hw("mi300x"), *max = variant("mi300x", "  sustained_clock_hz: 2.1e9", &err);
     cr_assert_not_null(max, "%s", err.message);
-    opm_profile a = run("extended_roofline", op, at), b = run("extended_roofline", op, max);
+    opm_profile a = predict_ok("extended_roofline", op, at), b = predict_ok("extended_roofline", op, max);
     cr_assert(a.latency_s > b.latency_s, "%g vs %g", a.latency_s, b.latency_s);
     cr_assert_float_eq(a.overhead_s, b.overhead_s, 1e-15);
     opm_hardware_free(at);
@@ -192,13 +189,13 @@ Test(tc_gemm, sustained_clock_slows_the_sm_clock_domain)
 /* TPU and Gaudi parts: the roofline, saying why, with no L2 invented. */
 Test(tc_gemm, systolic_parts_fall_back_to_the_roofline)
 {
-    opm_op *op = parse_op("{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}");
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}");
     static const char *const names[] = {"tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e", "gaudi2", "gaudi3"};
     for (size_t i = 0; i < 6; i++) {
-        opm_hardware *hw = hw_named(names[i]);
-        opm_profile r = run("roofline", op, hw);
+        opm_hardware *hw = builtin_hw(names[i]);
+        opm_profile r = predict_ok("roofline", op, hw);
         for (int mi = 0; mi < 2; mi++) {
-            opm_profile p = run(mi ? "effective_roofline" : "extended_roofline", op, hw);
+            opm_profile p = predict_ok(mi ? "effective_roofline" : "extended_roofline", op, hw);
             cr_assert_float_eq(p.latency_s, r.latency_s, 1e-15, "%s", names[i]);
             cr_assert_not_null(diag(&p, "fallback"), "%s", names[i]);
             for (size_t l = 0; l < p.level_count; l++)
@@ -207,9 +204,9 @@ Test(tc_gemm, systolic_parts_fall_back_to_the_roofline)
         opm_hardware_free(hw);
     }
     /* A kind without a kernel model says so too. */
-    opm_op *sm = parse_op("{\"kind\": \"softmax\", \"shape\": [4096, 4096], \"dtype\": \"bf16\"}");
-    opm_hardware *hw = hw_named("h100_sxm");
-    opm_profile p = run("extended_roofline", sm, hw);
+    opm_op *sm = op_json("{\"kind\": \"softmax\", \"shape\": [4096, 4096], \"dtype\": \"bf16\"}");
+    opm_hardware *hw = builtin_hw("h100_sxm");
+    opm_profile p = predict_ok("extended_roofline", sm, hw);
     cr_assert_not_null(diag(&p, "fallback"));
     opm_hardware_free(hw);
     opm_op_free(sm);
@@ -220,22 +217,22 @@ Test(tc_gemm, systolic_parts_fall_back_to_the_roofline)
  * fits; one larger than the usable L2 is. */
 Test(tc_gemm, l2_warm_input)
 {
-    opm_hardware *hw = hw_named("h100_sxm");
+    opm_hardware *hw = builtin_hw("h100_sxm");
     /* A: 512 x 4096 bf16 = 4 MiB, fits; B: 4096 x 4096. */
-    opm_op *cold = parse_op("{\"kind\": \"gemm\", \"m\": 512, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}");
-    opm_op *warm = parse_op("{\"kind\": \"gemm\", \"m\": 512, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\","
+    opm_op *cold = op_json("{\"kind\": \"gemm\", \"m\": 512, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}");
+    opm_op *warm = op_json("{\"kind\": \"gemm\", \"m\": 512, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\","
                             " \"attrs\": {\"l2_warm\": \"input\"}}");
     for (int mi = 0; mi < 2; mi++) {
         const char *model = mi ? "effective_roofline" : "extended_roofline";
-        opm_profile c = run(model, cold, hw), w = run(model, warm, hw);
+        opm_profile c = predict_ok(model, cold, hw), w = predict_ok(model, warm, hw);
         cr_assert_eq(hbm_read(&c) - hbm_read(&w), (uint64_t)512 * 4096 * 2);
         cr_assert(w.latency_s <= c.latency_s);
     }
     /* A: 16384 x 4096 bf16 = 128 MiB, larger than the L2. */
-    opm_op *big = parse_op("{\"kind\": \"gemm\", \"m\": 16384, \"n\": 256, \"k\": 4096, \"dtype\": \"bf16\"}");
-    opm_op *bigw = parse_op("{\"kind\": \"gemm\", \"m\": 16384, \"n\": 256, \"k\": 4096, \"dtype\": \"bf16\","
+    opm_op *big = op_json("{\"kind\": \"gemm\", \"m\": 16384, \"n\": 256, \"k\": 4096, \"dtype\": \"bf16\"}");
+    opm_op *bigw = op_json("{\"kind\": \"gemm\", \"m\": 16384, \"n\": 256, \"k\": 4096, \"dtype\": \"bf16\","
                             " \"attrs\": {\"l2_warm\": \"input\"}}");
-    opm_profile c = run("extended_roofline", big, hw), w = run("extended_roofline", bigw, hw);
+    opm_profile c = predict_ok("extended_roofline", big, hw), w = predict_ok("extended_roofline", bigw, hw);
     cr_assert_eq(hbm_read(&c), hbm_read(&w));
     rejected("{kind: gemm, m: 8, n: 8, k: 8, dtype: bf16, attrs: {l2_warm: inputs}}", "attrs.l2_warm");
     opm_op_free(cold);
@@ -255,7 +252,7 @@ static opm_op *fp8_gemm(int64_t m, int64_t n, int64_t k, const char *aq)
              " \"attrs\": {\"transpose_b\": true%s%s%s}}",
              (long long)m, (long long)k, (long long)n, (long long)k, (long long)m, (long long)n, aq ? ", \"activation_quant\": \"" : "",
              aq ? aq : "", aq ? "\"" : "");
-    return parse_op(json);
+    return op_json(json);
 }
 
 /* Quantising the activation first costs kernels of their own: dynamic
@@ -263,12 +260,12 @@ static opm_op *fp8_gemm(int64_t m, int64_t n, int64_t k, const char *aq)
  * address grow with the rows. */
 Test(tc_gemm, activation_quant_kernels)
 {
-    opm_hardware *hw = hw_named("h100_sxm");
+    opm_hardware *hw = builtin_hw("h100_sxm");
     opm_op *none = fp8_gemm(4096, 4096, 4096, NULL), *st = fp8_gemm(4096, 4096, 4096, "static"),
            *dyn = fp8_gemm(4096, 4096, 4096, "dynamic");
     for (int mi = 0; mi < 2; mi++) {
         const char *model = mi ? "effective_roofline" : "extended_roofline";
-        opm_profile a = run(model, none, hw), b = run(model, st, hw), c = run(model, dyn, hw);
+        opm_profile a = predict_ok(model, none, hw), b = predict_ok(model, st, hw), c = predict_ok(model, dyn, hw);
         cr_assert(a.latency_s < b.latency_s && b.latency_s < c.latency_s, "%g %g %g", a.latency_s, b.latency_s,
                   c.latency_s);
         cr_assert_gt(diag_num(&c, "activation_quant_s"), diag_num(&b, "activation_quant_s"));
@@ -277,7 +274,7 @@ Test(tc_gemm, activation_quant_kernels)
     }
     /* k = 32: the atomics dominate; doubling the rows adds 16384 of them. */
     opm_op *r1 = fp8_gemm(16384, 128, 32, "dynamic"), *r2 = fp8_gemm(32768, 128, 32, "dynamic");
-    opm_profile p1 = run("extended_roofline", r1, hw), p2 = run("extended_roofline", r2, hw);
+    opm_profile p1 = predict_ok("extended_roofline", r1, hw), p2 = predict_ok("extended_roofline", r2, hw);
     double per_row = SAME_ADDRESS_ATOMIC_CYCLES / opm_hardware_clock_hz(hw);
     double delta = diag_num(&p2, "activation_quant_s") - diag_num(&p1, "activation_quant_s");
     cr_assert(delta >= 16384 * per_row && delta <= 16384 * per_row * 1.01, "%g vs %g", delta, 16384 * per_row);
@@ -390,9 +387,9 @@ Test(tc_gemm, kernel_hints_are_bounded)
     };
     static const char *const fields[] = {"attrs.cta_tile_m", "attrs.warps_per_cta", "attrs.split_k",
                                          "attrs.registers_per_thread"};
-    opm_hardware *hw = hw_named("h100_sxm");
+    opm_hardware *hw = builtin_hw("h100_sxm");
     for (size_t i = 0; i < 4; i++) {
-        opm_op *op = parse_op(ops[i]);
+        opm_op *op = op_json(ops[i]);
         for (int mi = 0; mi < 2; mi++) {
             opm_error err;
             opm_profile p;
@@ -450,8 +447,8 @@ Test(tc_gemm, l2_partitions)
     cr_assert_eq(opm_hardware_find_level(l40s, "l2")->partitions, 1);
     cr_assert_eq(opm_hardware_find_level(h100, "l2")->partitions, 2);
     /* 2048 x 16384 bf16 output = 64 MiB, K = 32. */
-    opm_op *op = parse_op("{\"kind\": \"gemm\", \"m\": 2048, \"n\": 16384, \"k\": 32, \"dtype\": \"bf16\"}");
-    opm_profile a = run("extended_roofline", op, l40s), b = run("extended_roofline", op, h100);
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 2048, \"n\": 16384, \"k\": 32, \"dtype\": \"bf16\"}");
+    opm_profile a = predict_ok("extended_roofline", op, l40s), b = predict_ok("extended_roofline", op, h100);
     double out = 2048.0 * 16384 * 2;
     /* L40S: the stores go to L2, faster than its DRAM could take them. */
     cr_assert_lt(a.latency_s, out / (opm_hardware_find_level(l40s, "hbm")->bandwidth_bytes_per_s));
