@@ -518,6 +518,16 @@ static int count(const opm_op *op, opm_counts *c, opm_error *err)
         c->write_bytes = o;
         c->input_bytes = c->read_bytes;
         c->output_bytes = o;
+        if (opm_op_get_bool(op, "kv_cache_write", 0)) {
+            /* The Tq new tokens' K and V, read once more and stored into
+             * the cache (with one slot index each). */
+            uint64_t nkv = opm_add(opm_bytes(opm_mul(opm_mul(tq, hkv, &ok), dqk, &ok), a.k->dtype, &ok),
+                                   opm_bytes(opm_mul(opm_mul(tq, hkv, &ok), dv, &ok), a.v->dtype, &ok), &ok);
+            c->read_bytes = opm_add(c->read_bytes, opm_add(nkv, opm_mul(tq, 8, &ok), &ok), &ok);
+            c->write_bytes = opm_add(c->write_bytes, nkv, &ok);
+            c->input_bytes = c->read_bytes;
+            c->output_bytes = c->write_bytes;
+        }
     }
     if (!ok) return opm_err(err, OPM_EOVERFLOW, NULL, "FLOP or byte count overflows 64 bits");
     return 0;
@@ -634,6 +644,9 @@ static const opm_attr_def attrs[] = {
     {"kv_heads", OPM_ATTR_INT, 1, "key/value heads, checked against k and v"},
     {"head_dim", OPM_ATTR_INT, 1, "head dimension, checked against every tensor"},
     {"flash_attention", OPM_ATTR_BOOL, 0, "fused attention (true, what is counted; false is refused)"},
+    {"kv_cache_write", OPM_ATTR_BOOL, 0,
+     "forward also stores the Tq new tokens' K and V into the cache, as vLLM's reshape_and_cache kernel "
+     "does before the attention kernel (default false)"},
     OPM_GEMM_HINT_ATTRS,
     {NULL, 0, 0, NULL},
 };

@@ -240,3 +240,13 @@ int opm_short_same_shape(opm_op *op, opm_error *err)
         return err ? (int)err->code : OPM_EINVAL;
     return 0;
 }
+
+int opm_check_l2_warm(const opm_op *op, opm_error *err)
+{
+    static const char *const names[] = {"none", "input", "all", NULL};
+    const char *v = opm_op_get_string(op, "l2_warm", NULL);
+    if (!v) return 0;
+    for (const char *const *n = names; *n; n++)
+        if (opm_str_equals(v, *n)) return 0;
+    return opm_choice_err(err, "attrs.l2_warm", v, names, "expected none, input or all");
+}

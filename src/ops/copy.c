@@ -5,6 +5,7 @@
 
 static int validate(const opm_op *op, opm_error *err)
 {
+    if (opm_check_l2_warm(op, err)) return OPM_EINVAL;
     const opm_tensor *x = opm_need_tensor(op, OPM_ROLE_INPUT, 0, 0, OPM_MAX_RANK, "input x", err);
     const opm_tensor *y = x ? opm_need_tensor(op, OPM_ROLE_OUTPUT, 0, 0, OPM_MAX_RANK, "output y", err) : NULL;
     if (!y) return OPM_EINVAL;
@@ -31,7 +32,10 @@ static int count(const opm_op *op, opm_counts *c, opm_error *err)
     return 0;
 }
 
-static const opm_attr_def attrs[] = {{NULL, 0, 0, NULL}};
+static const opm_attr_def attrs[] = {
+    OPM_STREAM_CONTEXT_ATTRS,
+    {NULL, 0, 0, NULL},
+};
 static const opm_attr_def short_keys[] = {
     {"shape", OPM_ATTR_INTS, 0, "shape of the tensor"},
     {NULL, 0, 0, NULL},

@@ -84,6 +84,7 @@ static int check(const opm_op *op, const opm_flop_weight **w, opm_error *err)
 
 static int validate(const opm_op *op, opm_error *err)
 {
+    if (opm_check_l2_warm(op, err)) return OPM_EINVAL;
     const opm_flop_weight *w;
     return check(op, &w, err);
 }
@@ -181,6 +182,7 @@ static const opm_attr_def attrs[] = {
      "function name (add, mul, exp, gelu, silu_mul, ...; the table in docs/ops.md); sets the FLOP weights"},
     {"op_count_per_element", OPM_ATTR_INT, 0,
      "FLOPs per output element, forward and backward (overrides op; default 1 without op)"},
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def short_keys[] = {

@@ -10,6 +10,7 @@
 
 static int validate(const opm_op *op, opm_error *err)
 {
+    if (opm_check_l2_warm(op, err)) return OPM_EINVAL;
     const opm_tensor *idx = opm_need_tensor(op, OPM_ROLE_INPUT, 0, 0, OPM_MAX_RANK - 1, "indices", err);
     const opm_tensor *w = idx ? opm_need_tensor(op, OPM_ROLE_WEIGHT, 0, 2, 2, "table [V, D]", err) : NULL;
     const opm_tensor *y = w ? opm_need_tensor(op, OPM_ROLE_OUTPUT, 0, 1, OPM_MAX_RANK, "output", err) : NULL;
@@ -73,6 +74,7 @@ static int from_short(opm_op *op, opm_error *err)
 
 static const opm_attr_def attrs[] = {
     {"padding_idx", OPM_ATTR_INT, 0, "row excluded from the gradient (does not change the counts)"},
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def short_keys[] = {

@@ -61,7 +61,19 @@ const char *opm_attr_type_text(opm_attr_type t);
     {"beta_zero", OPM_ATTR_BOOL, 0,                                                \
      "kernel hint: the epilogue does not read C (recorded; C is counted as written only)"}
 
+/* Context of a memory-streaming kernel (elementwise, copy, norms, softmax,
+ * reduction, rope, embedding): what the kernel before it left in L2.  The
+ * models read it; the counts are the op's own.  Checked by
+ * opm_check_l2_warm. */
+#define OPM_STREAM_CONTEXT_ATTRS                                                             \
+    {"l2_warm", OPM_ATTR_STRING, 0,                                                          \
+     "tensors resident in L2 at the start (the previous kernel wrote or read them): none "   \
+     "(default), input, all"}
+
 /* ---- helpers for kind files (common.c) ---- */
+
+/* attrs.l2_warm, when present, is none, input or all. */
+int opm_check_l2_warm(const opm_op *op, opm_error *err);
 
 /* strcmp(s, lit) == 0, inline: count() matches attribute keys against
  * literals on every call, and a library strcmp per candidate would dominate

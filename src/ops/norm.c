@@ -184,6 +184,7 @@ static int dims(const opm_op *op, norm *s, opm_error *err)
 
 static int validate(const opm_op *op, opm_error *err)
 {
+    if (opm_check_l2_warm(op, err)) return OPM_EINVAL;
     norm s;
     return dims(op, &s, err);
 }
@@ -277,6 +278,7 @@ static const opm_attr_def ln_attrs[] = {
     {"eps", OPM_ATTR_DOUBLE, 0, "epsilon (does not change the counts)"},
     {"residual", OPM_ATTR_BOOL, 0, "fused residual add before the norm: reads r, writes x + r (default false)"},
     GRAD_ATTRS, GRAD_BIAS_ATTR,
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def rms_attrs[] = {
@@ -285,6 +287,7 @@ static const opm_attr_def rms_attrs[] = {
     {"eps", OPM_ATTR_DOUBLE, 0, "epsilon (does not change the counts)"},
     {"residual", OPM_ATTR_BOOL, 0, "fused residual add before the norm: reads r, writes x + r (default false)"},
     GRAD_ATTRS,
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def bn_attrs[] = {
@@ -297,6 +300,7 @@ static const opm_attr_def bn_attrs[] = {
     {"momentum", OPM_ATTR_DOUBLE, 0, "running-statistic momentum (does not change the counts)"},
     {"eps", OPM_ATTR_DOUBLE, 0, "epsilon (does not change the counts)"},
     GRAD_ATTRS, GRAD_BIAS_ATTR,
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def gn_attrs[] = {
@@ -305,6 +309,7 @@ static const opm_attr_def gn_attrs[] = {
     {"bias", OPM_ATTR_BOOL, 0, "learned per-channel shift beta (default true when affine)"},
     {"eps", OPM_ATTR_DOUBLE, 0, "epsilon (does not change the counts)"},
     GRAD_ATTRS, GRAD_BIAS_ATTR,
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def in_attrs[] = {
@@ -317,6 +322,7 @@ static const opm_attr_def in_attrs[] = {
     {"momentum", OPM_ATTR_DOUBLE, 0, "running-statistic momentum (does not change the counts)"},
     {"eps", OPM_ATTR_DOUBLE, 0, "epsilon (does not change the counts)"},
     GRAD_ATTRS, GRAD_BIAS_ATTR,
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def short_keys[] = {

@@ -92,6 +92,7 @@ static int check(const opm_op *op, red *d, opm_error *err)
 
 static int validate(const opm_op *op, opm_error *err)
 {
+    if (opm_check_l2_warm(op, err)) return OPM_EINVAL;
     red d;
     return check(op, &d, err);
 }
@@ -150,6 +151,7 @@ static const opm_attr_def attrs[] = {
     {"dim", OPM_ATTR_INTS, 0, "dimension(s) reduced (default all; exactly one for cumsum)"},
     {"keepdim", OPM_ATTR_BOOL, 0, "keep reduced dims as size 1 (default false)"},
     {"op", OPM_ATTR_STRING, 0, "sum, mean, max, min, norm, var, std, logsumexp, cumsum, argmax, argmin (default sum)"},
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def short_keys[] = {

@@ -167,6 +167,7 @@ static int dims(const opm_op *op, rope_dims *r, opm_error *err)
 
 static int validate(const opm_op *op, opm_error *err)
 {
+    if (opm_check_l2_warm(op, err)) return OPM_EINVAL;
     rope_dims r;
     return dims(op, &r, err);
 }
@@ -237,6 +238,7 @@ static const opm_attr_def attrs[] = {
     {"head_dim", OPM_ATTR_INT, 1, "head dim of a packed q [T, H·D] (default q's last dim)"},
     {"interleaved", OPM_ATTR_BOOL, 0, "rotate adjacent pairs (GPT-J) instead of halves (NeoX); same counts"},
     {"in_place", OPM_ATTR_BOOL, 0, "q and k rotated in place: only the rotated dims move (default false)"},
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def short_keys[] = {

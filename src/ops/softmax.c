@@ -31,6 +31,7 @@
 
 static int validate(const opm_op *op, opm_error *err)
 {
+    if (opm_check_l2_warm(op, err)) return OPM_EINVAL;
     const opm_tensor *x = opm_need_tensor(op, OPM_ROLE_INPUT, 0, 1, OPM_MAX_RANK, "input x", err);
     const opm_tensor *y = x ? opm_need_tensor(op, OPM_ROLE_OUTPUT, 0, 1, OPM_MAX_RANK, "output y", err) : NULL;
     if (!y) return OPM_EINVAL;
@@ -65,6 +66,7 @@ static int count(const opm_op *op, opm_counts *c, opm_error *err)
 
 static const opm_attr_def attrs[] = {
     {"dim", OPM_ATTR_INT, 0, "dimension normalised over (default -1)"},
+    OPM_STREAM_CONTEXT_ATTRS,
     {NULL, 0, 0, NULL},
 };
 static const opm_attr_def short_keys[] = {
