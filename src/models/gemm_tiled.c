@@ -76,6 +76,7 @@
 #include "hw_internal.h"
 #include "gemm_tiled.h"
 #include "models.h"
+#include "stream.h"
 
 #define DEF_MAX_CTAS 32.0
 #define DEF_MAX_WARPS 64.0
@@ -1458,8 +1459,13 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     /* Why the roofline answers instead, reported as diagnostics.fallback. */
     const char *fallback = "no kernel model for this kind: roofline";
     if (kind != OPM_KIND_GEMM && kind != OPM_KIND_BATCHED_GEMM && kind != OPM_KIND_GROUPED_GEMM &&
-        kind != OPM_KIND_CONV)
+        kind != OPM_KIND_CONV) {
+        rc = kind == OPM_KIND_ATTENTION || kind == OPM_KIND_ATTENTION_PREFILL || kind == OPM_KIND_ATTENTION_DECODE
+                 ? opm_attention_kernel_predict(op, hw, p, model, err)
+                 : opm_stream_predict(op, hw, p, model, err);
+        if (rc >= 0) return rc;
         goto roofline;
+    }
     opm_counts c;
     if ((rc = opm_op_count(op, &c, err))) return rc;
     gemm_hw h;

@@ -68,7 +68,11 @@ const char *opm_attr_type_text(opm_attr_type t);
 #define OPM_STREAM_CONTEXT_ATTRS                                                             \
     {"l2_warm", OPM_ATTR_STRING, 0,                                                          \
      "tensors resident in L2 at the start (the previous kernel wrote or read them): none "   \
-     "(default), input, all"}
+     "(default), input, all"},                                                              \
+    {"vector_bytes", OPM_ATTR_INT, 1,                                                        \
+     "kernel hint: bytes each thread loads per access (default 16, one 128-bit load; 2 for a " \
+     "scalar fp16 kernel)"},                                                                  \
+    {"threads_per_cta", OPM_ATTR_INT, 1, "kernel hint: threads per CTA (default per kind)"}
 
 /* ---- helpers for kind files (common.c) ---- */
 

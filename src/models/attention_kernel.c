@@ -1,0 +1,370 @@
+/* attention_kernel.c — fused attention as FlashAttention-2/3 and
+ * FlashDecoding run it, for extended_roofline and effective_roofline:
+ * attention, attention_prefill and attention_decode, dense or packed
+ * (varlen), causal and sliding-window tile skipping, GQA/MQA, MLA head
+ * dims, paged KV, split-KV with its combine kernel, the reshape-and-cache
+ * kernel (attrs.kv_cache_write) and the backward.
+ *
+ * The grid: one CTA per (sequence, head, Q tile of TILE_M rows) — for
+ * decode-like launches (Sq·H/Hkv ≤ TILE_M_PACKED rows per KV head) the
+ * query heads of one KV head are packed into the tile's rows (FA3's
+ * pack_gqa, FlashDecoding), one CTA per (sequence, KV head).  Each CTA
+ * walks the KV blocks of tile_n keys its rows can see (causal and window
+ * masks skip whole blocks) and per block
+ *   MMA      2·rows·tile_n·(Dqk + Dv) FLOPs at the SM's matrix rate
+ *            (peak × utilization × tensor_achievable_fraction);
+ *   softmax  rows·tile_n scores: SOFTMAX_VEC_OPS fp32 vector instructions
+ *            on the SM's FMA lanes and one exp on SFU_OPS_PER_CLK_SM
+ *            special-function units;
+ *   loads    tile_n·(Dqk + Dv) K/V elements at the SM's L2 port.
+ * On warpgroup-MMA parts (matrix_instruction wgmma, tcgen05: FA3's
+ * ping-pong of two warpgroups) the softmax overlaps the MMAs, a block
+ * costs max(MMA, softmax, loads); elsewhere (mma_sync, MFMA: FA2) the
+ * softmax follows the MMAs, max(MMA + softmax, loads).  A CTA also pays
+ * its start (block-table and Q loads: two DRAM latencies), one exposed
+ * K/V load latency and its O store.  The grid's time is the busiest
+ * slot's (SMs × CTAs that fit the shared memory of Q and two stages of
+ * K/V): uniform CTAs run in whole waves, causal ones are balanced
+ * (longest first, as FA3's scheduler orders them) so the grid takes
+ * max(total / slots, longest CTA).  When the grid does not fill the
+ * slots, the KV range is split (FlashDecoding) into the count in 1…128
+ * that minimises grid time plus the combine kernel (its fixed time share,
+ * the fp32 partial outputs and LSEs through L2).  The kernel is also
+ * bound by its DRAM bytes (Q, K, V, O and the block table once: K/V tiles
+ * are shared through L2 by the Q tiles and heads that read them).
+ *
+ * latency = fixed + [reshape-and-cache kernel] + max(grid, DRAM)
+ *           [+ combine kernel]
+ * where every kernel after the first costs BACK_TO_BACK_KERNEL_FRACTION
+ * of the fixed time (gemm_tiled.h).  The backward runs the same grid over
+ * the count's FLOPs (dQ, dK, dV: 2.5× the forward's MMAs with recompute),
+ * the softmax work again and a dQ accumulation through L2, plus the
+ * dot(dO, O) preprocessing kernel.
+ *
+ * Constants (kernel shapes of the libraries named, not fits):
+ *   TILE_M 128 — FA2/FA3 forward Q tile (kBlockM) for head dims ≤ 128; 64
+ *     above (FA2's hd 256 tile);
+ *   TILE_M_PACKED 64 — FA3's decode tile when GQA heads are packed;
+ *   tile_n 128 for Dqk ≤ 64, 128 (wgmma) or 64 (mma_sync) for ≤ 128,
+ *     64 above (FA2 Flash_fwd_kernel_traits, FA3 tile_size_fwd);
+ *   SPLITS_MAX 128 — FlashDecoding's largest split count;
+ *   SFU_OPS_PER_CLK_SM 16 — special-function throughput of an NVIDIA SM
+ *     since Volta (4 per SM sub-partition) and of a CDNA CU (4 SIMDs × 16
+ *     lanes at quarter rate);
+ *   SOFTMAX_VEC_OPS 6 — per score: scale, max, subtract, rescale, sum,
+ *     convert (the FA2 paper's non-matmul FLOPs per score). */
+#include <math.h>
+#include <string.h>
+#include "../core/internal.h"
+#include "hw_internal.h"
+#include "gemm_tiled.h"
+#include "models.h"
+#include "stream.h"
+
+#define TILE_M 128.0
+#define TILE_M_PACKED 64.0
+#define SPLITS_MAX 128
+#define SFU_OPS_PER_CLK_SM 16.0
+#define SOFTMAX_VEC_OPS 6.0
+
+static double maxd(double a, double b) { return a > b ? a : b; }
+static double mind(double a, double b) { return a < b ? a : b; }
+
+typedef struct attn_k {
+    double b, h, hkv, dqk, dv;
+    int causal;
+    double wl, wr;            /* window; < 0 unbounded */
+    double page;
+    const int64_t *lq, *lkv;  /* per-sequence lengths, or NULL */
+    size_t nseq;
+    double sq, skv;           /* uniform lengths */
+    double q_bytes, kv_bytes; /* per element */
+} attn_k;
+
+/* The dims of a validated attention op (ops/attention.c's layouts). */
+static int attn_read(const opm_op *op, attn_k *a)
+{
+    memset(a, 0, sizeof *a);
+    const opm_tensor *q = opm_op_find_tensor(op, OPM_ROLE_INPUT, 0), *k = opm_op_find_tensor(op, OPM_ROLE_INPUT, 1),
+                     *v = opm_op_find_tensor(op, OPM_ROLE_INPUT, 2);
+    if (!q || !k || !v) return 0;
+    a->q_bytes = opm_dtype_bytes(q->dtype);
+    a->kv_bytes = opm_dtype_bytes(k->dtype);
+    a->dqk = (double)q->shape[q->rank - 1];
+    a->dv = (double)v->shape[v->rank - 1];
+    const int64_t *l;
+    size_t n;
+    if (q->rank == 3) {
+        a->h = (double)q->shape[1];
+        a->hkv = (double)k->shape[1];
+        if ((n = opm_op_get_ints(op, "seq_lens", &l))) a->lq = a->lkv = l, a->nseq = n;
+        if ((n = opm_op_get_ints(op, "seq_lens_q", &l))) a->lq = l, a->nseq = n;
+        if ((n = opm_op_get_ints(op, "seq_lens_kv", &l))) a->lkv = l, a->nseq = n;
+        if (!a->nseq) return 0;
+        a->b = (double)a->nseq;
+        a->sq = (double)q->shape[0] / a->b;
+        a->skv = (double)k->shape[0] / a->b;
+    } else if (q->rank == 4) {
+        int heads = (int)opm_op_get_int(op, "heads", 0);
+        int bhsd = !strcmp(q->layout, "bhsd") ||
+                   (heads && q->shape[1] == heads && q->shape[2] != heads && strcmp(q->layout, "bshd"));
+        int kbhsd = !strcmp(k->layout, "bhsd") || (!k->layout[0] && bhsd);
+        a->b = (double)q->shape[0];
+        a->h = (double)q->shape[bhsd ? 1 : 2];
+        a->sq = (double)q->shape[bhsd ? 2 : 1];
+        a->hkv = (double)k->shape[kbhsd ? 1 : 2];
+        a->skv = (double)k->shape[kbhsd ? 2 : 1];
+    } else {
+        return 0;
+    }
+    a->causal = opm_op_get_bool(op, "causal", 0);
+    a->wl = a->wr = -1;
+    int64_t sw = opm_op_get_int(op, "sliding_window", 0);
+    if (sw > 0) a->wl = a->wr = (double)(sw - 1);
+    if (opm_op_has(op, "window_left")) a->wl = (double)opm_op_get_int(op, "window_left", -1);
+    if (opm_op_has(op, "window_right")) a->wr = (double)opm_op_get_int(op, "window_right", -1);
+    if (a->causal) a->wr = 0;
+    a->page = (double)opm_op_get_int(op, "page_size", 0);
+    return a->h > 0 && a->hkv > 0;
+}
+
+typedef struct attn_rates {
+    double mma_flops_s, vec_ops_s, sfu_ops_s, port_bytes_s;
+    double lat_dram, lat_l2;
+    int overlap;                 /* softmax overlaps the MMAs (FA3) */
+    double tile_n;
+    double slots_per_sm;         /* CTAs per SM */
+} attn_rates;
+
+/* KV blocks a Q tile of query positions [i0, i1] sees in a sequence of sq
+ * queries and sk keys (bottom-right aligned masks). */
+static double tile_blocks(const attn_k *a, double i0, double i1, double sq, double sk, double tn)
+{
+    double off = sk - sq;
+    double lo = a->wl >= 0 ? maxd(0, i0 + off - a->wl) : 0;
+    double hi = a->wr >= 0 ? mind(sk - 1, i1 + off + a->wr) : sk - 1;
+    if (hi < lo) return 0;
+    return floor(hi / tn) - floor(lo / tn) + 1;
+}
+
+typedef struct grid_acc {
+    double ctas, total_s, max_s, blocks;
+    int uniform;
+    double first_s;
+} grid_acc;
+
+/* One CTA's time over nb KV blocks of `rows` query rows. */
+static double cta_time(const attn_k *a, const attn_rates *r, double rows, double nb, double splits)
+{
+    double nbs = ceil(nb / splits);
+    if (nbs <= 0) nbs = 0;
+    double scores = rows * r->tile_n;
+    double t_mma = 2 * scores * (a->dqk + a->dv) / r->mma_flops_s;
+    double t_soft = scores * SOFTMAX_VEC_OPS / r->vec_ops_s + scores / r->sfu_ops_s;
+    double t_load = r->tile_n * (a->dqk + a->dv) * a->kv_bytes / r->port_bytes_s;
+    double t_blk = r->overlap ? maxd(maxd(t_mma, t_soft), t_load) : maxd(t_mma + t_soft, t_load);
+    double q_load = rows * a->dqk * a->q_bytes / r->port_bytes_s;
+    double o_store = rows * a->dv * a->q_bytes / r->port_bytes_s;
+    return 2 * r->lat_dram + q_load + (nbs > 0 ? r->lat_dram : 0) + nbs * t_blk + o_store + r->lat_l2;
+}
+
+/* Walks the grid: per sequence, per Q tile. */
+static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double splits, grid_acc *g)
+{
+    memset(g, 0, sizeof *g);
+    g->uniform = 1;
+    double g_ratio = a->h / a->hkv;
+    double heads = packed ? a->hkv : a->h;
+    double tm = packed ? TILE_M_PACKED : (a->dqk > 128 ? 64 : TILE_M);
+    double first = -1;
+    size_t nseq = a->lq || a->lkv ? a->nseq : 1;
+    double mult = a->lq || a->lkv ? 1 : a->b;
+    for (size_t s = 0; s < nseq; s++) {
+        double sq = a->lq ? (double)a->lq[s] : a->sq, sk = a->lkv ? (double)a->lkv[s] : a->skv;
+        if (a->page > 0) sk = sk; /* pages change bytes, not the blocks walked */
+        double rows_total = packed ? sq * g_ratio : sq;
+        double tiles = ceil(rows_total / tm);
+        int masked = a->causal || a->wl >= 0 || a->wr >= 0;
+        for (double t = 0; t < tiles; t++) {
+            double rows = mind(tm, rows_total - t * tm);
+            double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
+            double p1 = packed ? floor((t * tm + rows - 1) / g_ratio) : t * tm + rows - 1;
+            double nb = tile_blocks(a, p0, p1, sq, sk, r->tile_n);
+            double ct = cta_time(a, r, rows, nb, splits);
+            double n = heads * mult * splits;
+            g->ctas += n;
+            g->total_s += n * ct;
+            g->blocks += heads * mult * nb;
+            if (ct > g->max_s) g->max_s = ct;
+            if (first < 0) first = ct;
+            else if (fabs(ct - first) > 1e-3 * first) g->uniform = 0;
+            if (!masked && tiles > 2 && t == 0) {
+                /* Unmasked: every full tile alike; the last may be short. */
+                double rest = tiles - 2;
+                g->ctas += rest * n;
+                g->total_s += rest * n * ct;
+                g->blocks += rest * heads * mult * nb;
+                t = tiles - 2;
+            }
+        }
+    }
+}
+
+static double grid_time(const grid_acc *g, double slots)
+{
+    if (g->ctas <= 0) return 0;
+    if (g->uniform) return ceil(g->ctas / slots) * g->max_s;
+    return maxd(g->total_s / slots, g->max_s);
+}
+
+int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
+                                 opm_error *err)
+{
+    attn_k a;
+    if (!attn_read(op, &a)) return -1;
+    opm_counts c;
+    int rc = opm_op_count(op, &c, err);
+    if (rc) return rc;
+    gemm_hw h;
+    if ((rc = opm_gemm_hw(hw, c.compute_dtype, &h, err))) return rc;
+    if (h.mi == GEMM_MI_MXU || h.mi == GEMM_MI_MME) return -1;
+    int bwd = opm_op_phase(op) == OPM_PHASE_TRAIN_BWD;
+
+    attn_rates r;
+    r.mma_flops_s = h.flops_per_s_sm;
+    double lanes = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32) * hw->util_vector / (2 * h.num_sms * h.clock_hz);
+    if (!(lanes > 0)) lanes = 64;
+    r.vec_ops_s = lanes * h.clock_hz;
+    r.sfu_ops_s = SFU_OPS_PER_CLK_SM * h.clock_hz;
+    r.port_bytes_s = h.l2_port_sm;
+    r.lat_dram = h.lat_dram_s;
+    r.lat_l2 = h.lat_l2_s;
+    r.overlap = h.mi == GEMM_MI_WGMMA || h.mi == GEMM_MI_TCGEN05;
+    r.tile_n = a.dqk <= 64 ? 128 : a.dqk <= 128 ? (r.overlap ? 128 : 64) : 64;
+    double tm = a.dqk > 128 ? 64 : TILE_M;
+    /* Shared memory: Q tile and two stages of K and V. */
+    double smem = (tm * a.dqk * a.q_bytes + 2 * r.tile_n * (a.dqk + a.dv) * a.kv_bytes);
+    r.slots_per_sm = mind(2, floor(h.smem_per_sm / smem));
+    if (r.slots_per_sm < 1) r.slots_per_sm = 1;
+    double slots = h.num_sms * r.slots_per_sm;
+
+    /* Decode-like: few query rows per KV head; pack the GQA heads. */
+    double rows_per_kv = a.sq * a.h / a.hkv;
+    int packed = !bwd && rows_per_kv <= TILE_M_PACKED;
+    double kern = BACK_TO_BACK_KERNEL_FRACTION * h.fixed_s;
+
+    grid_acc g;
+    grid_walk(&a, &r, packed, 1, &g);
+    double best_splits = 1, t_grid = grid_time(&g, slots), t_combine = 0;
+    double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
+    if (!bwd && g.ctas < slots && blocks_per_cta >= 2) {
+        for (int s = 2; s <= SPLITS_MAX && s <= blocks_per_cta; s++) {
+            grid_acc gs;
+            grid_walk(&a, &r, packed, s, &gs);
+            /* The combine kernel: fp32 partial O and LSE per split. */
+            double part = gs.ctas / s * s * (packed ? TILE_M_PACKED : tm) * (a.dv + 1) * 4;
+            double tc = kern + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
+            double t = grid_time(&gs, slots) + tc;
+            if (t < t_grid + t_combine) {
+                t_grid = grid_time(&gs, slots);
+                t_combine = tc;
+                best_splits = s;
+            }
+            if (gs.ctas >= 2 * slots) break;
+        }
+    }
+    if (bwd) {
+        /* The backward's MMAs over the forward's (dS, dP, dQ, dK, dV, and
+         * QKᵀ again with recompute), on the same grid. */
+        int recompute = opm_op_get_bool(op, "flash_recompute", 1);
+        t_grid *= (2 * a.dqk + 2 * a.dv + (recompute ? a.dqk : 0)) / (a.dqk + a.dv);
+        t_combine = kern + h.lat_dram_s + (double)c.output_bytes / h.hbm_bw; /* dot(dO, O) */
+    }
+    double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
+    double t_cache = 0;
+    if (!bwd && opm_op_get_bool(op, "kv_cache_write", 0)) {
+        /* The reshape-and-cache kernel before the attention kernel: its
+         * bytes are in the counts (the new tokens' K and V, twice). */
+        double tq = a.lq ? 0 : a.b * a.sq;
+        if (a.lq) for (size_t i = 0; i < a.nseq; i++) tq += (double)a.lq[i];
+        double nkv = tq * a.hkv * (a.dqk + a.dv) * a.kv_bytes;
+        t_cache = kern + h.lat_dram_s + (nkv + tq * 8) / h.hbm_bw + nkv / h.hbm_write_bw;
+        rd -= nkv + tq * 8;
+        wr -= nkv;
+    }
+    double t_dram = rd / h.hbm_bw + wr / h.hbm_write_bw;
+    double t_main = maxd(t_grid, h.lat_dram_s + t_dram);
+    double body = t_cache + t_main + t_combine;
+
+    memset(p, 0, offsetof(opm_profile, diags));
+    p->name = opm_op_name(op);
+    p->kind = opm_op_kind(op);
+    p->phase = opm_op_phase(op);
+    p->model = model;
+    p->hardware = hw->name;
+    p->matrix_flops = c.matrix_flops;
+    p->vector_flops = c.vector_flops;
+    p->flops = c.matrix_flops + c.vector_flops;
+    p->input_bytes = c.input_bytes;
+    p->weight_bytes = c.weight_bytes;
+    p->output_bytes = c.output_bytes;
+    p->workspace_bytes = c.workspace_bytes;
+    p->engine = h.tensor ? OPM_ENGINE_TENSOR : OPM_ENGINE_VECTOR;
+    p->compute_time_s = t_grid;
+    p->overhead_s = h.fixed_s;
+    p->latency_s = body + h.fixed_s;
+    double eng_e = opm_hardware_energy_j_per_flop(hw, p->engine, c.compute_dtype);
+    if (eng_e <= 0) eng_e = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+    p->compute_energy_j = (double)c.matrix_flops * eng_e +
+                          (double)c.vector_flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+    for (size_t i = 0; i < hw->n_levels && p->level_count < OPM_MAX_LEVELS; i++) {
+        const opm_memory_level *l = &hw->levels[i];
+        if (!strcmp(l->name, "register")) continue;
+        opm_level_access *acc = &p->levels[p->level_count++];
+        memcpy(acc->name, l->name, sizeof acc->name);
+        double rr = (double)c.read_bytes, ww = (double)c.write_bytes, t = 0;
+        if (!strcmp(l->name, "hbm")) t = t_dram;
+        acc->read_bytes = (uint64_t)rr;
+        acc->write_bytes = (uint64_t)ww;
+        acc->energy_j = (rr + ww) * l->energy_j_per_byte;
+        acc->time_s = t;
+    }
+    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
+    p->energy_j = p->compute_energy_j + p->static_energy_j;
+    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+    p->arithmetic_intensity = rd + wr > 0 ? (double)p->flops / (rd + wr) : 0;
+
+    /* The limiting resource: the grid's own (math, softmax, loads, or the
+     * CTAs' latency chain) or DRAM. */
+    const char *lim;
+    if (h.lat_dram_s + t_dram >= t_grid) lim = "hbm";
+    else {
+        double scores = (packed ? TILE_M_PACKED : tm) * r.tile_n;
+        double t_mma = 2 * scores * (a.dqk + a.dv) / r.mma_flops_s;
+        double t_soft = scores * SOFTMAX_VEC_OPS / r.vec_ops_s + scores / r.sfu_ops_s;
+        double t_load = r.tile_n * (a.dqk + a.dv) * a.kv_bytes / r.port_bytes_s;
+        double blk = g.blocks > 0 ? g.blocks * maxd(maxd(t_mma, t_soft), t_load) / (slots * best_splits) : 0;
+        if (blk < 0.5 * t_grid) lim = "latency";
+        else lim = t_mma >= t_soft && t_mma >= t_load ? "compute" : t_soft >= t_load ? "softmax" : "l2";
+    }
+    if (h.fixed_s > body) lim = "fixed";
+    p->bound = lim[0] == 'f' ? OPM_BOUND_OVERHEAD
+             : lim[0] == 'c' || lim[0] == 's' ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
+    if (p->bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", lim[0] == 'l' && lim[1] == '2' ? "l2" : "hbm");
+    opm_diag_text(p, "limiting_resource", lim);
+    opm_diag_text(p, "kernel", packed ? "flash_decoding_packed_gqa" : r.overlap ? "flash_attention_3" : "flash_attention_2");
+    opm_diag_num(p, "tile_m", packed ? TILE_M_PACKED : tm);
+    opm_diag_num(p, "tile_n", r.tile_n);
+    opm_diag_num(p, "ctas", g.ctas * best_splits);
+    opm_diag_num(p, "ctas_per_sm", r.slots_per_sm);
+    opm_diag_num(p, "waves", g.ctas * best_splits / slots);
+    opm_diag_num(p, "kv_splits", best_splits);
+    opm_diag_num(p, "kv_blocks", g.blocks);
+    opm_diag_num(p, "grid_time_s", t_grid);
+    opm_diag_num(p, "dram_time_s", t_dram);
+    opm_diag_num(p, "combine_time_s", t_combine);
+    opm_diag_num(p, "cache_write_time_s", t_cache);
+    opm_diag_num(p, "overhead_s", h.fixed_s);
+    opm_diag_num(p, "achieved_flops_per_s", p->latency_s > 0 ? (double)p->flops / p->latency_s : 0);
+    return 0;
+}

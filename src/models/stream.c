@@ -1,0 +1,329 @@
+/* stream.c — memory-streaming kernels as kernels, for extended_roofline and
+ * effective_roofline: elementwise (gated activations too), copy, cast and
+ * quantise, softmax, layer/RMS norm (fused residual add too), RoPE,
+ * embedding gather and reductions.
+ *
+ * A kernel is a grid of CTAs, each with `threads` threads that keep one
+ * vector load of `vec_bytes` in flight per thread.  Two shapes cover the
+ * kernels frameworks launch for these kinds:
+ *   flat — one output element per thread per vector, FLAT_THREADS threads
+ *          and FLAT_VEC elements per thread per CTA (PyTorch's vectorized
+ *          elementwise launcher: 128 threads × 4 elements), for
+ *          elementwise, copy, embedding and reductions;
+ *   row  — one CTA per row (softmax, norms, RoPE, quantising copies and
+ *          gated activations, as PyTorch's and vLLM's kernels launch them),
+ *          reading the row `passes` times (a norm reads it for its
+ *          statistics, then again to normalise; PyTorch's block softmax
+ *          for rows over SOFTMAX_WARP_MAX reads it for the max, the sum and
+ *          the output) with a block reduction between passes; rows of at
+ *          most SOFTMAX_WARP_MAX softmax elements are a warp each, the row
+ *          held in registers (one pass).
+ * The time is
+ *   fixed + max(DRAM latency + DRAM stream, L2 stream, chain, vector math)
+ * where the streams are the bytes at the reached DRAM read / write
+ * bandwidths (hbm × utilization; writes at DRAM_WRITE_EFF of it) and at the
+ * L2 bandwidth, and the chain is the busiest CTA slot's rows one after the
+ * other: per row, each pass costs a load latency (DRAM for the first pass
+ * of a cold row, L2 after) plus its bytes at the CTA's Little's-law rate
+ * threads × vec_bytes / latency (capped at its share of the SM's L2 port),
+ * plus REDUCE_SYNC_CYCLES per block reduction.  Slots are SMs × resident
+ * CTAs (max CTAs and warps per SM).  Tensors the previous kernel left in L2
+ * (attrs.l2_warm: input, or all) are read from L2 when the op's tensors fit
+ * the usable L2 (one partition's share where the L2 level gives
+ * partitions, else L2_USABLE of it — gemm_tiled.c's rule); stores stay in
+ * L2 when they fit beside the inputs (written back later, under other
+ * kernels), else they stream to DRAM.
+ *
+ * Constants are kernel launch shapes of the libraries named, not fits:
+ *   FLAT_THREADS 128, FLAT_VEC 4 — PyTorch ATen CUDALoops (num_threads 128,
+ *     thread_work_size 4);
+ *   ROW_THREADS_MAX 1024 — vLLM's per-token kernels (rms_norm,
+ *     act_and_mul, static_scaled_fp8_quant: min(width, 1024) threads);
+ *   LAYERNORM_THREADS 128 — PyTorch vectorized_layer_norm_kernel (32 × 4,
+ *     the block the NeuSight launch records show);
+ *   SOFTMAX_WARP_MAX 1024 — PyTorch's warp softmax handles rows up to 1024
+ *     elements (softmax_warp_forward), longer rows the block kernel
+ *     (cunn_SoftMaxForward, ILP 4: width / 4 threads, a power of two ≤
+ *     1024, as the records show: 256 or 512);
+ *   VEC_BYTES 16 — one 128-bit load per thread in flight;
+ *   REDUCE_SYNC_CYCLES 400 — a block reduction: warp shuffles, a
+ *     __syncthreads, a shared-memory round trip and a second shuffle tree
+ *     (about 5 × 30-cycle shuffle steps + 2 barriers + SMEM latency). */
+#include <math.h>
+#include <string.h>
+#include "../core/internal.h"
+#include "hw_internal.h"
+#include "gemm_tiled.h"
+#include "models.h"
+#include "stream.h"
+
+#define FLAT_THREADS 128.0
+#define FLAT_VEC 4.0
+#define ROW_THREADS_MAX 1024.0
+#define LAYERNORM_THREADS 128.0
+#define SOFTMAX_WARP_MAX 1024.0
+#define VEC_BYTES 16.0
+#define REDUCE_SYNC_CYCLES 400.0
+#define STREAM_L2_USABLE 0.5
+
+static double maxd(double a, double b) { return a > b ? a : b; }
+static double mind(double a, double b) { return a < b ? a : b; }
+
+typedef struct stream_shape {
+    int row;                /* one CTA per row (else flat) */
+    double rows, width;     /* row kernels: rows × width elements */
+    double threads;         /* per CTA */
+    double rows_per_cta;    /* warp softmax: rows of one CTA */
+    double passes;          /* reads of each row */
+    double reductions;      /* block reductions per row */
+    double vec_bytes;       /* bytes in flight per thread */
+    const char *name;
+} stream_shape;
+
+static double elems_of(const opm_tensor *t)
+{
+    double e = 1;
+    for (int i = 0; i < t->rank; i++) e *= (double)t->shape[i];
+    return e;
+}
+
+static double pow2_floor(double x)
+{
+    double p = 32;
+    while (p * 2 <= x) p *= 2;
+    return p;
+}
+
+/* Row width of a norm: the product of normalized_shape, default the last dim. */
+static double norm_width(const opm_op *op, const opm_tensor *x)
+{
+    const int64_t *ns;
+    size_t n = opm_op_get_ints(op, "normalized_shape", &ns);
+    if (n) {
+        double w = 1;
+        for (size_t i = 0; i < n; i++) w *= (double)ns[i];
+        return w;
+    }
+    return x->rank ? (double)x->shape[x->rank - 1] : 1;
+}
+
+/* The kernel shape of one op; 0 when the kind has no streaming model. */
+static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
+{
+    memset(s, 0, sizeof *s);
+    const opm_tensor *x = opm_op_find_tensor(op, OPM_ROLE_INPUT, 0);
+    const opm_tensor *y = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
+    if (!x || !y) return 0;
+    double ex = elems_of(x);
+    s->vec_bytes = VEC_BYTES;
+    s->passes = 1;
+    double last = x->rank ? (double)x->shape[x->rank - 1] : 1;
+    switch (kind) {
+    case OPM_KIND_SOFTMAX: {
+        int64_t d = opm_op_get_int(op, "dim", -1);
+        if (d < 0) d += x->rank;
+        s->width = x->rank && d >= 0 && d < x->rank ? (double)x->shape[d] : 1;
+        s->row = 1;
+        if (s->width <= SOFTMAX_WARP_MAX) {
+            /* A warp per row, the row in registers: all of it in flight. */
+            s->threads = 128;
+            s->rows_per_cta = 4;
+            s->vec_bytes = maxd(s->width / 32, 1) * opm_dtype_bytes(x->dtype);
+            s->name = "warp_softmax";
+        } else {
+            s->threads = mind(ROW_THREADS_MAX, pow2_floor(s->width / 4));
+            s->passes = 3;
+            s->reductions = 2;
+            s->name = "block_softmax";
+        }
+        break;
+    }
+    case OPM_KIND_LAYERNORM:
+    case OPM_KIND_RMSNORM:
+        s->row = 1;
+        s->width = norm_width(op, x);
+        s->passes = 2;
+        s->reductions = 1;
+        s->threads = kind == OPM_KIND_LAYERNORM ? LAYERNORM_THREADS
+                                                : mind(ROW_THREADS_MAX, maxd(32, ceil(s->width / 32) * 32));
+        s->name = kind == OPM_KIND_LAYERNORM ? "row_layernorm" : "row_rmsnorm";
+        break;
+    case OPM_KIND_ROPE:
+        /* One CTA per token; q is [T, H, D], [B, S, H, D] or [T, H·D]. */
+        s->row = 1;
+        s->width = x->rank >= 3 ? (double)x->shape[x->rank - 2] * last : last;
+        s->threads = mind(512, maxd(32, ceil(s->width / 2 / 32) * 32));
+        s->name = "row_rope";
+        break;
+    case OPM_KIND_COPY:
+        /* A quantising copy (to 8 bits or fewer) computes or applies
+         * per-token scales: one CTA per row. */
+        if (opm_dtype_bits(y->dtype) <= 8 && opm_dtype_bits(x->dtype) > 8) {
+            s->row = 1;
+            s->width = last;
+            s->threads = mind(ROW_THREADS_MAX, maxd(32, ceil(s->width / 32) * 32));
+            s->vec_bytes = 4 * opm_dtype_bytes(x->dtype);
+            s->name = "row_quantize";
+            break;
+        }
+        s->name = "flat_copy";
+        break;
+    case OPM_KIND_ELEMENTWISE:
+        /* A gated activation (one input [..., 2H] -> [..., H]) is vLLM's
+         * act_and_mul: one CTA per token. */
+        if (opm_op_find_tensor(op, OPM_ROLE_INPUT, 1) == NULL && elems_of(y) * 2 == ex && y->rank) {
+            s->row = 1;
+            s->width = last;
+            s->threads = mind(ROW_THREADS_MAX, maxd(32, ceil(s->width / 2 / 32) * 32));
+            s->name = "row_gated";
+            break;
+        }
+        s->name = "flat_elementwise";
+        break;
+    case OPM_KIND_EMBEDDING:
+        s->name = "flat_gather";
+        break;
+    case OPM_KIND_REDUCTION:
+        s->name = "flat_reduction";
+        break;
+    default:
+        return 0;
+    }
+    if (opm_op_has(op, "vector_bytes")) s->vec_bytes = (double)opm_op_get_int(op, "vector_bytes", 16);
+    if (s->row) {
+        if (opm_op_has(op, "threads_per_cta")) s->threads = (double)opm_op_get_int(op, "threads_per_cta", 128);
+        if (s->rows_per_cta <= 0) s->rows_per_cta = 1;
+        s->rows = s->width > 0 ? ex / s->width : 0;
+    } else {
+        s->threads = FLAT_THREADS;
+        s->rows_per_cta = 1;
+        double out = elems_of(y);
+        if (kind == OPM_KIND_REDUCTION) out = ex; /* the grid covers the input */
+        s->width = FLAT_THREADS * FLAT_VEC;
+        s->rows = ceil(out / s->width);
+    }
+    return 1;
+}
+
+int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
+                       opm_error *err)
+{
+    opm_kind kind = opm_op_kind(op);
+    stream_shape s;
+    if (!shape_of(op, kind, &s)) return -1;
+    opm_counts c;
+    int rc = opm_op_count(op, &c, err);
+    if (rc) return rc;
+    gemm_hw h;
+    /* The hardware numbers the GEMM models use (bandwidths, latencies,
+     * occupancy limits); fp32 is every GPU's vector dtype. */
+    if ((rc = opm_gemm_hw(hw, OPM_FP32, &h, err))) return rc;
+    int bwd = opm_op_phase(op) == OPM_PHASE_TRAIN_BWD;
+
+    const opm_memory_level *l2 = NULL;
+    for (size_t i = 0; i < hw->n_levels; i++)
+        if (!strcmp(hw->levels[i].name, "l2")) l2 = &hw->levels[i];
+    double l2_usable = !l2 ? 0 : l2->partitions >= 1 ? l2->size_bytes / l2->partitions : STREAM_L2_USABLE * l2->size_bytes;
+
+    double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
+    const char *warm = opm_op_get_string(op, "l2_warm", "none");
+    int fits = rd + wr <= l2_usable;
+    int warm_in = fits && (warm[0] == 'i' || warm[0] == 'a');
+    int absorbed = fits; /* stores stay in L2 beside the inputs */
+
+    /* Row kernels re-read each row from L2 (passes − 1 times). */
+    double dram_rd = warm_in ? 0 : rd, dram_wr = absorbed ? 0 : wr;
+    double l2_rd = rd * s.passes, l2_wr = wr;
+    double t_dram = dram_rd / h.hbm_bw + dram_wr / h.hbm_write_bw;
+    double t_l2 = isinf(h.l2_bw) ? 0 : (l2_rd + l2_wr) / h.l2_bw;
+
+    /* Occupancy and slots. */
+    double warps = ceil(s.threads / h.warp_size);
+    double a = mind(h.max_ctas, floor(h.max_warps / warps));
+    if (a < 1) a = 1;
+    double ctas = ceil(s.rows / s.rows_per_cta);
+    double slots = h.num_sms * a;
+    double per_slot = ceil(ctas / slots);
+    double busy_per_sm = mind(a, ceil(ctas / h.num_sms));
+    /* One CTA's bytes per pass and its Little's-law rate. */
+    double rows_elems = s.row ? s.width * s.rows_per_cta : s.width;
+    double in_per_elem = s.rows > 0 && s.width > 0 ? rd / (s.rows * s.width) : 0;
+    double cta_bytes = rows_elems * in_per_elem;
+    double lat_first = warm_in ? h.lat_l2_s : h.lat_dram_s;
+    double rate_dram = s.threads * s.vec_bytes / lat_first;
+    double rate_l2 = s.threads * s.vec_bytes / h.lat_l2_s;
+    double port = h.l2_port_sm / busy_per_sm;
+    rate_dram = mind(rate_dram, port);
+    rate_l2 = mind(rate_l2, port);
+    double sync_s = REDUCE_SYNC_CYCLES / h.clock_hz;
+    double t_cta = lat_first + cta_bytes / rate_dram +
+                   (s.passes - 1) * (h.lat_l2_s + cta_bytes / rate_l2) + s.reductions * sync_s;
+    double t_chain = per_slot * t_cta;
+
+    double vpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32) * hw->util_vector;
+    double t_vec = c.vector_flops > 0 && vpeak > 0 ? (double)c.vector_flops / vpeak : 0;
+    double t_stream = h.lat_dram_s + t_dram;
+    double body = maxd(maxd(t_stream, t_l2), maxd(t_chain, t_vec));
+
+    memset(p, 0, offsetof(opm_profile, diags));
+    p->name = opm_op_name(op);
+    p->kind = kind;
+    p->phase = opm_op_phase(op);
+    p->model = model;
+    p->hardware = hw->name;
+    p->matrix_flops = c.matrix_flops;
+    p->vector_flops = c.vector_flops;
+    p->flops = c.matrix_flops + c.vector_flops;
+    p->input_bytes = c.input_bytes;
+    p->weight_bytes = c.weight_bytes;
+    p->output_bytes = c.output_bytes;
+    p->workspace_bytes = c.workspace_bytes;
+    p->engine = p->flops ? OPM_ENGINE_VECTOR : OPM_ENGINE_NONE;
+    p->compute_time_s = t_vec;
+    p->overhead_s = h.fixed_s;
+    p->latency_s = body + h.fixed_s;
+    p->compute_energy_j = (double)p->flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
+    for (size_t i = 0; i < hw->n_levels && p->level_count < OPM_MAX_LEVELS; i++) {
+        const opm_memory_level *l = &hw->levels[i];
+        if (!strcmp(l->name, "register")) continue;
+        opm_level_access *acc = &p->levels[p->level_count++];
+        memcpy(acc->name, l->name, sizeof acc->name);
+        double r, w, t;
+        if (!strcmp(l->name, "hbm")) { r = dram_rd; w = dram_wr; t = t_dram; }
+        else if (!strcmp(l->name, "l2")) { r = l2_rd; w = l2_wr; t = t_l2; }
+        else { r = rd; w = wr; t = 0; }
+        acc->read_bytes = (uint64_t)r;
+        acc->write_bytes = (uint64_t)w;
+        acc->energy_j = (r + w) * l->energy_j_per_byte;
+        acc->time_s = t;
+    }
+    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
+    p->energy_j = p->compute_energy_j + p->static_energy_j;
+    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+    p->arithmetic_intensity = dram_rd + dram_wr > 0 ? (double)p->flops / (dram_rd + dram_wr) : 0;
+
+    const char *lim = "hbm";
+    double top = t_stream;
+    if (t_l2 > top) { top = t_l2; lim = "l2"; }
+    if (t_chain > top) { top = t_chain; lim = "latency"; }
+    if (t_vec > top) { top = t_vec; lim = "compute"; }
+    if (h.fixed_s > top) lim = "fixed";
+    p->bound = lim[0] == 'f' ? OPM_BOUND_OVERHEAD : lim[0] == 'c' ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
+    if (p->bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", lim[0] == 'l' && lim[1] == '2' ? "l2" : "hbm");
+    opm_diag_text(p, "limiting_resource", lim);
+    opm_diag_text(p, "kernel", s.name);
+    opm_diag_num(p, "ctas", ctas);
+    opm_diag_num(p, "threads_per_cta", s.threads);
+    opm_diag_num(p, "ctas_per_sm", a);
+    opm_diag_num(p, "waves", ctas / slots);
+    opm_diag_num(p, "passes", s.passes);
+    opm_diag_num(p, "dram_time_s", t_dram);
+    opm_diag_num(p, "l2_time_s", t_l2);
+    opm_diag_num(p, "chain_time_s", t_chain);
+    opm_diag_num(p, "compute_time_s", t_vec);
+    opm_diag_num(p, "overhead_s", h.fixed_s);
+    opm_diag_text(p, "l2_inputs", warm_in ? "warm" : "cold");
+    opm_diag_text(p, "stores", absorbed ? "l2" : "hbm");
+    (void)bwd;
+    return 0;
+}
