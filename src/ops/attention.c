@@ -455,6 +455,7 @@ static int dims(const opm_op *op, attn_dims *a, opm_error *err)
 
 static int validate(const opm_op *op, opm_error *err)
 {
+    if (opm_check_l2_warm(op, err)) return OPM_EINVAL;
     attn_dims a;
     return dims(op, &a, err);
 }
@@ -647,6 +648,9 @@ static const opm_attr_def attrs[] = {
     {"kv_cache_write", OPM_ATTR_BOOL, 0,
      "forward also stores the Tq new tokens' K and V into the cache, as vLLM's reshape_and_cache kernel "
      "does before the attention kernel (default false)"},
+    {"l2_warm", OPM_ATTR_STRING, 0,
+     "q, k and v resident in L2 at the start (a benchmark re-running the same cache): none (default), "
+     "input, all"},
     OPM_GEMM_HINT_ATTRS,
     {NULL, 0, 0, NULL},
 };

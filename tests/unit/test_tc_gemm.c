@@ -204,7 +204,8 @@ Test(tc_gemm, systolic_parts_fall_back_to_the_roofline)
         opm_hardware_free(hw);
     }
     /* A kind without a kernel model says so too. */
-    opm_op *sm = op_json("{\"kind\": \"softmax\", \"shape\": [4096, 4096], \"dtype\": \"bf16\"}");
+    opm_op *sm = op_json("{\"kind\": \"moe_dispatch\", \"tokens\": 4096, \"hidden\": 4096, \"top_k\": 2, "
+                         "\"experts\": 8, \"dtype\": \"bf16\"}");
     opm_hardware *hw = builtin_hw("h100_sxm");
     opm_profile p = predict_ok("extended_roofline", sm, hw);
     cr_assert_not_null(diag(&p, "fallback"));
