@@ -69,6 +69,12 @@ VIDUR_MODELS = {
 # left cold. Set to None to write the ops without an l2_warm attr.
 VIDUR_L2_WARM = "input"
 
+# Sarathi-Serve (Vidur's profiler) runs the vLLM custom kernels of its time for these ops:
+# rms_norm_kernel, act_and_mul_kernel (silu_and_mul) and rotary_embedding_kernel each load one
+# fp16 element per thread per iteration (no vector loads), a kernel hint (attrs.vector_bytes 2)
+# the streaming model reads. The torch ops (add, gelu, layer_norm, embedding) are vectorised.
+VIDUR_SCALAR_KERNELS = ("rmsnorm", "silu_and_mul", "rotary_emb_qk")
+
 LICENSES = [("aiconfigurator", "LICENSE_aiconfigurator"), ("vidur", "LICENSE_vidur"),
             ("neusight", "LICENSE_neusight")]
 
@@ -236,6 +242,8 @@ def vidur_op(r):
         raise ConvertError("unknown kind %r" % kind)
     if VIDUR_L2_WARM and op["kind"] != "embedding":
         op["l2_warm"] = VIDUR_L2_WARM
+    if kind in VIDUR_SCALAR_KERNELS:
+        op["vector_bytes"] = 2
     return op
 
 

@@ -65,6 +65,9 @@
 #define VEC_BYTES 16.0
 #define REDUCE_SYNC_CYCLES 400.0
 #define STREAM_L2_USABLE 0.5
+#ifndef LOADED_LATENCY_FACTOR
+#define LOADED_LATENCY_FACTOR 2.0
+#endif
 
 static double maxd(double a, double b) { return a > b ? a : b; }
 static double mind(double a, double b) { return a < b ? a : b; }
@@ -249,9 +252,10 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     double rows_elems = s.row ? s.width * s.rows_per_cta : s.width;
     double in_per_elem = s.rows > 0 && s.width > 0 ? rd / (s.rows * s.width) : 0;
     double cta_bytes = rows_elems * in_per_elem;
-    double lat_first = warm_in ? h.lat_l2_s : h.lat_dram_s;
+    /* Little's law runs on the latency under load, not the idle one. */
+    double lat_first = (warm_in ? h.lat_l2_s : h.lat_dram_s) * LOADED_LATENCY_FACTOR;
     double rate_dram = s.threads * s.vec_bytes / lat_first;
-    double rate_l2 = s.threads * s.vec_bytes / h.lat_l2_s;
+    double rate_l2 = s.threads * s.vec_bytes / (h.lat_l2_s * LOADED_LATENCY_FACTOR);
     double port = h.l2_port_sm / busy_per_sm;
     rate_dram = mind(rate_dram, port);
     rate_l2 = mind(rate_l2, port);
