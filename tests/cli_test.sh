@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_test.sh — end-to-end checks of the `opmodel` program: exit statuses, the
 # one-line error convention, JSON output, --batch, hardware round trip,
-# expand, --clock-mhz and `ops`.  Run by `meson test cli`, which sets
-# OPMODEL_BIN (the built program) and OPM_SOURCE_DIR (the source tree).
+# expand, --clock-mhz, `ops`, validate-gemm-latency and validate.  Run by
+# `meson test cli`, which sets OPMODEL_BIN (the built program) and
+# OPM_SOURCE_DIR (the source tree).
 # Prints "ok - ..." / "not ok - ..." per check, then "cli: N passed, M failed".
 set -u
 
@@ -758,6 +759,170 @@ for bad in 0.9 -1 lots; do
     run "$BIN" validate-gemm-latency --data-dir tests/data/gemm --host-overlap "$bad"
     fails_cleanly "validate-gemm-latency --host-overlap $bad exits 2 with one line" "host-overlap"
 done
+
+# ---- validate (general measurements, contract §4 JSONL) ----------------------
+
+# vcheck DESC PYTHON [ARGS...]: exit 0 and the Python assertions (d is the
+# JSON on stdout, sys.argv[1:] the ARGS) hold.
+vcheck() {
+    local desc=$1 code=$2
+    shift 2
+    local why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && ! python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+sys.argv = sys.argv[1:]
+$code" "$T/out" "$@" 2>"$T/pyerr" && why="$(tail -n 1 "$T/pyerr"): $(head -c 300 "$T/out")"
+    [ -z "$why" ]
+    report $? "$desc" "$why"
+}
+
+run "$BIN" validate --help
+[ "$RC" -eq 0 ] && grep -q -- '--calibrate-fixed-overhead' "$T/out"
+report $? "validate --help exits 0 and documents its options" "exit $RC"
+
+run "$BIN" validate --data tests/data/validate/tiny.jsonl --format json
+vcheck "validate --format json: the contract §5 keys and counts on the tiny file" '
+keys = ["model", "rows", "rows_failed", "calibration_rows", "rows_unknown_hw", "first_bad", "calibrated",
+        "overall", "by_hardware", "by_kind", "by_source"]
+assert all(k in d for k in keys), [k for k in keys if k not in d]
+stat = {"rows", "mape", "median_ape", "p90_ape", "geomean_ratio", "signed_mean_error"}
+assert set(d["overall"]) == stat, d["overall"]
+assert d["model"] == "extended_roofline" and d["rows"] == 6 and d["rows_failed"] == 0
+assert d["calibration_rows"] == 0 and d["rows_unknown_hw"] == 0 and d["first_bad"] is None and d["calibrated"] is False
+assert {k: v["rows"] for k, v in d["by_kind"].items()} == {"gemm": 3, "rmsnorm": 1, "attention_decode": 1, "copy": 1}
+assert {k: v["rows"] for k, v in d["by_hardware"].items()} == {"a100_40gb_pcie": 3, "h100_sxm": 3}
+assert {k: v["rows"] for k, v in d["by_source"].items()} == {"bench/a": 3, "bench/b": 2, "unknown": 1}
+assert all(set(v) == stat for g in ("by_kind", "by_hardware", "by_source") for v in d[g].values())
+assert d["energy"]["rows"] == 2 and set(d["energy"]["overall"]) == stat'
+
+run "$BIN" validate --data tests/data/validate/tiny.jsonl
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q '^  overall  *6 ' "$T/out" && why="no overall row: $(head -n 3 "$T/out")"
+[ -z "$why" ] && ! grep -q 'kind attention_decode' "$T/out" && why="no by-kind rows"
+[ -z "$why" ]
+report $? "validate: the table has overall and by-kind rows" "$why"
+
+# Bad lines (invalid JSON, no measured, a negative latency, an unknown key,
+# an op without k) are counted, the first named FILE:LINE; the unknown
+# hardware line is counted apart; the good line is scored.
+run "$BIN" validate --data tests/data/validate/bad.jsonl --format json
+vcheck "validate: bad lines counted, the first named file:line, unknown hardware apart" '
+assert d["rows"] == 1 and d["rows_failed"] == 5 and d["rows_unknown_hw"] == 1, d
+assert d["first_bad"].startswith("tests/data/validate/bad.jsonl:2:") and "invalid JSON" in d["first_bad"], d["first_bad"]
+assert d["first_unknown_hw"].startswith("tests/data/validate/bad.jsonl:6: hardware:") and "no_such_gpu" in d["first_unknown_hw"]'
+
+# Each kind of bad line, alone after a good one, is the first bad line.
+good='{"hardware": "t4", "op": {"kind": "gemm", "m": 64, "n": 64, "k": 64, "dtype": "fp16"}, "measured": {"latency_s": 1e-5}}'
+vbad() {
+    printf '%s\n%s\n' "$good" "$1" >"$T/vbad.jsonl"
+    run "$BIN" validate --data "$T/vbad.jsonl" --format json
+    vcheck "validate: $3" '
+assert d["rows"] == 1 and d["rows_failed"] == 1, d
+assert d["first_bad"] == sys.argv[1] + ":2: " + sys.argv[2], d["first_bad"]' "$T/vbad.jsonl" "$2"
+}
+vbad '{"hardware": "t4", "op": {"kind": "gemm", "m": 64, "n": 64, "k": 64, "dtype": "fp16"}}' \
+    "measured: expected an object with latency_s (and optionally energy_j), got nothing (the key is missing)" \
+    "a line without measured is named"
+vbad '{"hardware": "t4", "op": {"kind": "gemm", "m": 64, "n": 64, "k": 64, "dtype": "fp16"}, "measured": {"latency_s": -2e-5}}' \
+    "measured.latency_s: expected a positive number of seconds, got '-2e-5'" "a negative latency is named"
+vbad '{"hardware": "t4", "op": {"kind": "gemm", "m": 64, "n": 64, "k": 64, "dtype": "fp16"}, "measured": {"latency_s": 1e-5}, "sorce": "x"}' \
+    "sorce: expected one of hardware, clock_mhz, op, measured, source, timing, kernel, got an unknown key (did you mean 'source'?)" \
+    "an unknown key is named with the closest valid one"
+vbad '{"hardware": "t4", "op": {"kind": "gemm", "m": 64, "n": 64, "k": 64, "dtype": "fp16", "tranpose_a": true}, "measured": {"latency_s": 1e-5}}' \
+    "op.tranpose_a: unknown key in the short form of gemm (did you mean 'transpose_a'?)" \
+    "an op that does not validate is named with the op's field"
+
+# A folder: every *.jsonl under it, recursively and sorted (README.md is not read).
+run "$BIN" validate --data tests/data/validate --format json
+vcheck "validate --data DIR reads every *.jsonl under it" '
+assert d["files"] == 3 and d["rows"] == 11 and d["rows_failed"] == 5 and d["rows_unknown_hw"] == 1, d
+assert d["first_bad"].startswith("tests/data/validate/bad.jsonl:2:"), d["first_bad"]
+assert d["by_hardware"]["t4"]["rows"] == 4'
+run "$BIN" validate --data tests/data/validate/tiny.jsonl --data tests/data/validate/sub --format json
+vcheck "validate: --data given twice adds both" 'assert d["files"] == 2 and d["rows"] == 10, d'
+
+# Calibration moves each group's smallest predictions out of scoring.
+run "$BIN" validate --data tests/data/validate --format json --calibrate-fixed-overhead
+vcheck "validate --calibrate-fixed-overhead: calibration lines leave scoring" '
+assert d["calibrated"] is True and d["calibration_rows"] == 4 and d["rows"] == 7, d
+fo = {(g["hardware"], g["source"]): g for g in d["fixed_overhead"]}
+assert fo[("t4", "bench/c")]["calibration_rows"] == 2 and fo[("t4", "bench/c")]["overhead_s"] > 0, fo
+assert fo[("a100_40gb_pcie", "unknown")]["calibration_rows"] == 0
+assert sum(g["calibration_rows"] for g in d["fixed_overhead"]) == d["calibration_rows"]'
+
+# The per-line CSV: every predicted line, in file order, calibration marked.
+run "$BIN" validate --data tests/data/validate --calibrate-fixed-overhead --output-csv "$T/v_rows.csv"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q 'mape' "$T/out" && why="no report on stdout"
+[ -z "$why" ] && ! python3 -c 'import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+head = "file,line,hardware,kind,source,measured_latency_s,predicted_latency_s,ape,bound,limiting"
+assert open(sys.argv[1]).readline().startswith(head + ",calibration,")
+assert len(rows) == 11 and sum(r["calibration"] == "1" for r in rows) == 4
+assert [(r["file"], r["line"]) for r in rows][:2] == [("tests/data/validate/bad.jsonl", "1"), ("tests/data/validate/sub/more.jsonl", "1")]
+r = [r for r in rows if r["file"].endswith("tiny.jsonl") and r["line"] == "5"][0]
+assert r["kind"] == "attention_decode" and r["source"] == "bench/b" and r["hardware"] == "h100_sxm"
+assert float(r["measured_latency_s"]) == 9e-05 and r["measured_energy_j"] == "0.03"
+for r in rows:
+    m, p = float(r["measured_latency_s"]), float(r["predicted_latency_s"])
+    assert abs(abs(p - m) / m * 100 - float(r["ape"])) < 1e-3, r
+    assert r["bound"] in ("compute", "memory", "overhead") and r["limiting"], r' "$T/v_rows.csv" 2>"$T/pyerr" &&
+    why="$(tail -n 1 "$T/pyerr"): $(head -n 3 "$T/v_rows.csv")"
+[ -z "$why" ]
+report $? "validate --output-csv: one row per predicted line with ape, bound and limiting" "$why"
+
+# Exit status 2 and one line: usage errors, unreadable input, nothing to score.
+run "$BIN" validate
+fails_cleanly "validate without --data exits 2 with one line" "expected --data"
+run "$BIN" validate --data tests/data/validate/tiny.jsonl --frobnicate
+fails_cleanly "validate with an unknown option exits 2 with one line" "frobnicate"
+run "$BIN" validate --data tests/data/validate/tiny.jsonl --format yaml
+fails_cleanly "validate --format yaml exits 2 with one line" "format"
+run "$BIN" validate --data tests/data/validate/tiny.jsonl --model no_such_model
+fails_cleanly "validate --model with an unknown name exits 2 with one line" "no_such_model"
+run "$BIN" validate --data
+fails_cleanly "validate --data without a value exits 2 with one line" "expected a value"
+run "$BIN" validate --data "$T/no_such.jsonl"
+fails_cleanly "validate on a missing file exits 2 with one line" "no_such.jsonl"
+mkdir -p "$T/v_empty"
+run "$BIN" validate --data "$T/v_empty"
+fails_cleanly "validate on a folder without *.jsonl exits 2 with one line" "jsonl files under"
+sed -n '2,5p' tests/data/validate/bad.jsonl >"$T/v_allbad.jsonl"
+run "$BIN" validate --data "$T/v_allbad.jsonl" --format json
+fails_cleanly "validate: only bad lines exit 2, naming the first" "4 bad.*v_allbad.jsonl:1:"
+sed -n '6p' tests/data/validate/bad.jsonl >"$T/v_unknown.jsonl"
+run "$BIN" validate --data "$T/v_unknown.jsonl"
+fails_cleanly "validate: only unknown hardware exits 2" "1 of hardware not known"
+head -n 1 tests/data/validate/tiny.jsonl >"$T/v_one.jsonl"
+run "$BIN" validate --data "$T/v_one.jsonl" --calibrate-fixed-overhead
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ]
+report $? "validate --calibrate-fixed-overhead: a group of one line has no calibration line and is scored" "$why"
+run timeout 20 "$BIN" validate --data /dev/zero
+fails_cleanly "validate --data /dev/zero ends with the line-length error" "at most 64 MiB"
+
+# Outputs: never over an input, written all or none, - is stdout.
+mkdir -p "$T/v_self"
+cp tests/data/validate/tiny.jsonl "$T/v_self/m.jsonl"
+cp "$T/v_self/m.jsonl" "$T/v_self_copy.jsonl"
+run "$BIN" validate --data "$T/v_self" --output-csv "$T/v_self/m.jsonl"
+fails_cleanly "validate: --output-csv naming a *.jsonl of a --data folder exits 2" "input files"
+cmp -s "$T/v_self/m.jsonl" "$T/v_self_copy.jsonl"
+report $? "validate: the input named by --output-csv is unchanged" ""
+run "$BIN" validate --data tests/data/validate/tiny.jsonl --output-csv "$T/no_such_dir/rows.csv" --format json
+fails_cleanly "validate: an unwritable --output-csv exits 2, one line, no report" "output-csv"
+run "$BIN" validate --data tests/data/validate/tiny.jsonl --output-csv -
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && [ "$(head -n 1 "$T/out" | cut -d, -f1)" != file ] && why="stdout is not the CSV"
+[ -z "$why" ] && [ "$(lines "$T/out")" -ne 7 ] && why="expected 7 CSV lines, got $(lines "$T/out")"
+[ -z "$why" ] && ! grep -q "mape" "$T/err" && why="no report on stderr"
+[ -z "$why" ]
+report $? "validate --output-csv -: the CSV on stdout, the report on stderr" "$why"
 
 # ---- endless and hostile input (issue 22) -------------------------------------
 

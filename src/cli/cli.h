@@ -22,7 +22,8 @@ typedef struct cli_output {
  * leaves every target as it was; a device, FIFO or link in place, after
  * the temporaries, never removed.  Refuses, before writing anything, two
  * outputs naming one file (stdout included), a file that is not writable,
- * and one of the inputs (n_in files or folders of *.csv, compared by file).
+ * and one of the inputs (n_in files, or folders whose *.csv and *.jsonl
+ * files are read, compared by file).
  * EXIT_OK, or one error line and EXIT_USAGE. */
 int cli_write_outputs(const cli_output *out, size_t n, const char *const *inputs, size_t n_in);
 /* True when path is "-" or names the file stdout writes to (/dev/stdout,
@@ -41,6 +42,7 @@ int cmd_hardware(int argc, char **argv);
 int cmd_expand(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
 int cmd_validate_gemm_latency(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);

@@ -4,7 +4,8 @@
  * again with the calibrated overheads, see gemm_latency.c), and prints the
  * contract §5 summary as a table or JSON, optionally with a
  * leave-one-hardware-out summary; optional per-row CSV and
- * calibrated-parameter outputs. */
+ * calibrated-parameter outputs.  Also the contract §5 statistics printers
+ * `opmodel validate` (cmd_validate_general.c) shares (validate_report.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "cli.h"
 #include "io/io_internal.h"
 #include "validate/gemm_latency.h"
+#include "validate_report.h"
 
 #define OPM_STR(x) #x
 #define OPM_XSTR(x) OPM_STR(x)
@@ -52,7 +54,7 @@ static const char help[] =
 
 static double num(double x) { return isfinite(x) ? x : 0; }
 
-static void json_stats(strbuf *b, const opm_err_stats *s)
+void cli_json_stats(strbuf *b, const opm_err_stats *s)
 {
     sb_printf(b, "{\"rows\": %zu, \"mape\": %.4f, \"median_ape\": %.4f, \"p90_ape\": %.4f, \"geomean_ratio\": %.5f, "
                  "\"signed_mean_error\": %.4f}",
@@ -77,7 +79,7 @@ static void json_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_v
         sb_puts(b, ",\n");
     }
     sb_puts(b, "  \"overall\": ");
-    json_stats(b, &v->overall);
+    cli_json_stats(b, &v->overall);
     sb_puts(b, ",\n  \"by_hardware\": {");
     int first = 1;
     for (size_t h = 0; h < ds->n_hw; h++) {
@@ -85,7 +87,7 @@ static void json_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_v
         sb_printf(b, "%s\n    ", first ? "" : ",");
         sb_json_string(b, ds->hw_names[h]);
         sb_puts(b, ": ");
-        json_stats(b, &v->by_hw[h]);
+        cli_json_stats(b, &v->by_hw[h]);
         first = 0;
     }
     sb_puts(b, "},\n  \"by_class\": {");
@@ -93,7 +95,7 @@ static void json_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_v
     for (int c = 0; c < GC_COUNT; c++) {
         if (!v->by_class[c].n) continue;
         sb_printf(b, "%s\n    \"%s\": ", first ? "" : ",", opm_gemm_class_names[c]);
-        json_stats(b, &v->by_class[c]);
+        cli_json_stats(b, &v->by_class[c]);
         first = 0;
     }
     sb_printf(b, "},\n  \"host_overlap_fraction\": %.3f,\n  \"host_overlap_us\": {", v->host_overlap);
@@ -111,7 +113,7 @@ static void json_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_v
     sb_putc(b, '}');
 }
 
-static void table_stats_line(strbuf *b, const char *label, const opm_err_stats *s)
+void cli_table_stats_line(strbuf *b, const char *label, const opm_err_stats *s)
 {
     sb_printf(b, "  %-22s %7zu %8.2f %8.2f %8.2f %8.3f %8.2f\n", label, s->n, num(s->mape), num(s->median_ape),
            num(s->p90_ape), s->n ? num(s->geomean_ratio) : 1.0, num(s->signed_mean_error));
@@ -125,11 +127,11 @@ static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_
            v->rows_eager_skipped, ds->files);
     if (ds->first_bad[0]) sb_printf(b, "  first bad row: %s\n", ds->first_bad);
     sb_printf(b, "  %-22s %7s %8s %8s %8s %8s %8s\n", "", "rows", "mape%", "median%", "p90%", "geomean", "signed%");
-    table_stats_line(b, "overall", &v->overall);
+    cli_table_stats_line(b, "overall", &v->overall);
     for (size_t h = 0; h < ds->n_hw; h++)
-        if (v->by_hw[h].n) table_stats_line(b, ds->hw_names[h], &v->by_hw[h]);
+        if (v->by_hw[h].n) cli_table_stats_line(b, ds->hw_names[h], &v->by_hw[h]);
     for (int c = 0; c < GC_COUNT; c++)
-        if (v->by_class[c].n) table_stats_line(b, opm_gemm_class_names[c], &v->by_class[c]);
+        if (v->by_class[c].n) cli_table_stats_line(b, opm_gemm_class_names[c], &v->by_class[c]);
     sb_puts(b, "  fixed overhead (us):");
     for (size_t g = 0; g < ds->n_groups; g++)
         sb_printf(b, " %s=%.2f", ds->group_names[g], v->group_overhead_s[g] * 1e6);

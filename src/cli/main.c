@@ -16,6 +16,7 @@ static const char usage[] =
     "  ops        list the op kinds with their tensors and attributes\n"
     "  models     list the prediction models\n"
     "  hardware   list or show the built-in hardware descriptions\n"
+    "  validate               score a model on measured latencies and energies of any op kind (JSONL)\n"
     "  validate-gemm-latency  score GEMM latency models on measured CSVs (fixed overhead calibrated)\n"
     "  calibrate              fit one hardware's efficiency and overhead parameters to measurements\n"
     "  trace report           measured kernels of a PyTorch profiler trace beside the model\n"
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "expand")) return cmd_expand(argc - 1, argv + 1);
     if (!strcmp(cmd, "ops")) return cmd_ops(argc - 1, argv + 1);
     if (!strcmp(cmd, "models")) return cmd_models(argc - 1, argv + 1);
+    if (!strcmp(cmd, "validate")) return cmd_validate(argc - 1, argv + 1);
     if (!strcmp(cmd, "validate-gemm-latency")) return cmd_validate_gemm_latency(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate")) return cmd_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "trace")) return cmd_trace(argc - 1, argv + 1);

@@ -11,7 +11,7 @@
  * Before anything is written, these are refused:
  * - an output that would overwrite one of the command's input files (the
  *   files themselves, compared by device and inode, so a link in the data
- *   folder does not hide one);
+ *   folder does not hide one; a data folder's *.csv and *.jsonl files);
  * - two outputs naming one file;
  * - a file that exists but is not writable.
  *
@@ -69,23 +69,28 @@ static int same_target(const target *a, const target *b)
 }
 
 /* True when path names one of the files reading `input` (a file, or a
- * folder whose *.csv files are read) reads. */
+ * folder whose *.csv files, or for `validate` *.jsonl files, are read)
+ * reads.  Both kinds are checked for every command: an output over a data
+ * file of the other kind is a mistake too. */
 static int is_input(const target *out, const char *input)
 {
     struct stat si;
     if (!out->exists || stat(input, &si)) return 0;
     if (!S_ISDIR(si.st_mode)) return si.st_dev == out->dev && si.st_ino == out->ino;
-    char **paths = NULL;
-    size_t n = 0, cap = 0;
-    opm_error err;
+    static const char *const exts[] = {".csv", ".jsonl"};
     int hit = 0;
-    if (opm_csv_list_dir(input, "", &paths, &n, &cap, &err) == 0)
-        for (size_t i = 0; i < n && !hit; i++) {
-            struct stat sf;
-            hit = stat(paths[i], &sf) == 0 && sf.st_dev == out->dev && sf.st_ino == out->ino;
-        }
-    for (size_t i = 0; i < n; i++) free(paths[i]);
-    free(paths);
+    for (size_t e = 0; e < sizeof exts / sizeof *exts && !hit; e++) {
+        char **paths = NULL;
+        size_t n = 0, cap = 0;
+        opm_error err;
+        if (opm_list_dir_ext(input, exts[e], "", &paths, &n, &cap, &err) == 0)
+            for (size_t i = 0; i < n && !hit; i++) {
+                struct stat sf;
+                hit = stat(paths[i], &sf) == 0 && sf.st_dev == out->dev && sf.st_ino == out->ino;
+            }
+        for (size_t i = 0; i < n; i++) free(paths[i]);
+        free(paths);
+    }
     return hit;
 }
 

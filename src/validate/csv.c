@@ -2,7 +2,8 @@
  * (validate-gemm-latency and calibrate): getline so no line is too long, a
  * spreadsheet's byte order mark and CRLF line ends, blank lines skipped,
  * the field split, header column lookup, located row errors, and listing
- * the *.csv files of a directory.  csv.h states the rules. */
+ * the *.csv (or, for validate's JSONL, *.jsonl) files of a directory.
+ * csv.h states the rules. */
 #include "csv.h"
 #include <dirent.h>
 #include <errno.h>
@@ -114,6 +115,13 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 
 int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *n, size_t *cap, opm_error *err)
 {
+    return opm_list_dir_ext(dir, ".csv", field, paths, n, cap, err);
+}
+
+int opm_list_dir_ext(const char *dir, const char *ext, const char *field, char ***paths, size_t *n, size_t *cap,
+                     opm_error *err)
+{
+    size_t ext_len = strlen(ext);
     DIR *d = opendir(dir);
     if (!d) return opm_err(err, OPM_EIO, field, "cannot open directory '%s': %s", dir, strerror(errno));
     char **names = NULL;
@@ -137,11 +145,12 @@ int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *
         struct stat st;
         size_t len = strlen(names[i]);
         /* Folders are entered only when they are folders, not links to
-         * one (a link to "." would loop); a *.csv is read only when it is
-         * a regular file or a link to one (a FIFO or /dev/zero would hang). */
+         * one (a link to "." would loop); a *.csv (*ext) is read only when
+         * it is a regular file or a link to one (a FIFO or /dev/zero would
+         * hang). */
         if (lstat(names[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            rc = opm_csv_list_dir(names[i], field, paths, n, cap, err);
-        } else if (len > 4 && strcmp(names[i] + len - 4, ".csv") == 0 && stat(names[i], &st) == 0 &&
+            rc = opm_list_dir_ext(names[i], ext, field, paths, n, cap, err);
+        } else if (len > ext_len && strcmp(names[i] + len - ext_len, ext) == 0 && stat(names[i], &st) == 0 &&
                    S_ISREG(st.st_mode)) {
             if (opm_array_grow((void **)paths, cap, *n + 1, sizeof **paths)) {
                 rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");

@@ -56,5 +56,9 @@ int opm_csv_error(const opm_csv *c, opm_error *err, const char *column, const ch
  * `field` names the option in errors. */
 int opm_csv_list_dir(const char *dir, const char *field, char ***paths, size_t *n, size_t *cap,
                      opm_error *err);
+/* The same for the files whose names end in ext (".jsonl" for `opmodel
+ * validate`'s measurement lines), with the same order and link rules. */
+int opm_list_dir_ext(const char *dir, const char *ext, const char *field, char ***paths, size_t *n, size_t *cap,
+                     opm_error *err);
 
 #endif
