@@ -1,0 +1,154 @@
+/* test_kernel_models.c — the attention and memory-streaming kernel models
+ * of extended_roofline and effective_roofline: what each physical effect
+ * does to a prediction (GQA sharing, causal skipping, split-KV, the
+ * reshape-and-cache kernel, L2-warm inputs, vector width, row kernels),
+ * the diagnostics they report, and the fallback where no kernel model
+ * applies. */
+#include <criterion/criterion.h>
+#include <string.h>
+#include "testutil.h"
+
+static const char *const models[] = {"extended_roofline", "effective_roofline"};
+
+static opm_profile run(const char *model, const char *json, const char *hw_name)
+{
+    opm_op *op = op_json(json);
+    opm_hardware *hw = builtin_hw(hw_name);
+    opm_profile p = predict_ok(model, op, hw);
+    opm_hardware_free(hw);
+    opm_op_free(op);
+    return p;
+}
+
+static double lat(const char *model, const char *json) { return run(model, json, "h100_sxm").latency_s; }
+
+static double diag_num(const opm_profile *p, const char *key)
+{
+    const opm_diag *d = opm_profile_diag(p, key);
+    cr_assert_not_null(d, "no diagnostic %s", key);
+    return d->number;
+}
+
+#define DECODE(b, kv, h, hkv, extra)                                                                     \
+    "{\"kind\": \"attention_decode\", \"batch\": " #b ", \"seq_kv\": " #kv ", \"heads\": " #h             \
+    ", \"kv_heads\": " #hkv ", \"head_dim\": 128, \"dtype\": \"bf16\"" extra "}"
+#define PREFILL(b, s, causal)                                                                            \
+    "{\"kind\": \"attention_prefill\", \"batch\": " #b ", \"seq_q\": " #s ", \"seq_kv\": " #s             \
+    ", \"heads\": 32, \"kv_heads\": 8, \"head_dim\": 128, \"dtype\": \"bf16\", \"causal\": " #causal "}"
+
+Test(kernel_models, attention_has_a_kernel_model)
+{
+    for (int m = 0; m < 2; m++) {
+        opm_profile p = run(models[m], PREFILL(1, 4096, true), "h100_sxm");
+        cr_assert_null(opm_profile_diag(&p, "fallback"));
+        cr_assert_not_null(opm_profile_diag(&p, "limiting_resource"));
+        cr_assert_eq(diag_num(&p, "tile_m"), 128);
+        cr_assert(diag_num(&p, "ctas") >= 32 * 32);
+        /* Slower than the roofline's bound, at most a few times. */
+        opm_op *op = op_json(PREFILL(1, 4096, true));
+        opm_hardware *hw = builtin_hw("h100_sxm");
+        opm_profile r = predict_ok("roofline", op, hw);
+        cr_assert(p.latency_s > r.latency_s && p.latency_s < 4 * r.latency_s, "%g vs %g", p.latency_s, r.latency_s);
+        opm_hardware_free(hw);
+        opm_op_free(op);
+    }
+}
+
+Test(kernel_models, causal_skips_about_half_the_blocks)
+{
+    for (int m = 0; m < 2; m++) {
+        double c = lat(models[m], PREFILL(1, 16384, true)), n = lat(models[m], PREFILL(1, 16384, false));
+        cr_assert(c > 0.45 * n && c < 0.6 * n, "causal %g full %g", c, n);
+    }
+}
+
+Test(kernel_models, gqa_shares_kv_and_decode_is_bandwidth_bound)
+{
+    for (int m = 0; m < 2; m++) {
+        opm_profile mha = run(models[m], DECODE(64, 8192, 32, 32, ""), "h100_sxm");
+        opm_profile gqa = run(models[m], DECODE(64, 8192, 32, 8, ""), "h100_sxm");
+        cr_assert(gqa.latency_s < 0.35 * mha.latency_s, "gqa %g mha %g", gqa.latency_s, mha.latency_s);
+        cr_assert_str_eq(opm_profile_diag(&mha, "limiting_resource")->text, "hbm");
+        cr_assert_str_eq(opm_profile_diag(&gqa, "kernel")->text, "flash_decoding_packed_gqa");
+    }
+}
+
+Test(kernel_models, small_batch_long_context_splits_kv)
+{
+    opm_profile p = run("extended_roofline", DECODE(1, 65536, 32, 8, ""), "h100_sxm");
+    cr_assert(diag_num(&p, "kv_splits") > 1);
+    cr_assert(diag_num(&p, "combine_time_s") > 0);
+    opm_profile q = run("extended_roofline", DECODE(256, 65536, 32, 8, ""), "h100_sxm");
+    cr_assert_eq(diag_num(&q, "kv_splits"), 1);
+}
+
+Test(kernel_models, cache_write_and_warm_cache)
+{
+    double base = lat("extended_roofline", DECODE(8, 1024, 32, 8, ", \"page_size\": 64"));
+    double write = lat("extended_roofline", DECODE(8, 1024, 32, 8, ", \"page_size\": 64, \"kv_cache_write\": true"));
+    cr_assert(write > base + 3e-6, "write %g base %g", write, base);
+    double cold = lat("extended_roofline", DECODE(4, 1024, 32, 8, ""));
+    double warm = lat("extended_roofline", DECODE(4, 1024, 32, 8, ", \"l2_warm\": \"all\""));
+    cr_assert(warm < cold, "warm %g cold %g", warm, cold);
+    rejected("{kind: attention_decode, batch: 1, seq_kv: 8, heads: 2, head_dim: 64, dtype: bf16, l2_warm: hot}",
+             "l2_warm");
+}
+
+Test(kernel_models, systolic_parts_fall_back)
+{
+    /* No tile model for a TPU: the roofline answers (here with its own
+     * error: the entry lists no vector peak for the softmax). */
+    opm_op *op = op_json(PREFILL(1, 4096, true));
+    opm_hardware *hw = builtin_hw("tpu_v5e");
+    opm_profile p;
+    opm_error e1, e2;
+    int r1 = opm_predict("roofline", op, hw, &p, &e1), r2 = opm_predict("extended_roofline", op, hw, &p, &e2);
+    cr_assert_eq(r1, r2);
+    if (r1) cr_assert_str_eq(e1.message, e2.message);
+    else cr_assert_not_null(opm_profile_diag(&p, "fallback"));
+    opm_hardware_free(hw);
+    opm_op_free(op);
+}
+
+#define NORM(kind, rows, cols, extra)                                                                     \
+    "{\"kind\": \"" kind "\", \"shape\": [" #rows ", " #cols "], \"dtype\": \"bf16\"" extra "}"
+
+Test(kernel_models, streaming_kernels)
+{
+    for (int m = 0; m < 2; m++) {
+        opm_profile p = run(models[m], NORM("rmsnorm", 4096, 8192, ""), "h100_sxm");
+        cr_assert_null(opm_profile_diag(&p, "fallback"));
+        cr_assert_str_eq(opm_profile_diag(&p, "kernel")->text, "row_rmsnorm");
+        cr_assert_eq(diag_num(&p, "passes"), 2);
+        /* Twice the rows, about twice the time once bandwidth-bound. */
+        double t1 = p.latency_s, t2 = lat(models[m], NORM("rmsnorm", 8192, 8192, ""));
+        cr_assert(t2 > 1.7 * t1 && t2 < 2.2 * t1, "%g %g", t1, t2);
+        /* A tiny op costs the kernel floor: fixed time and a DRAM trip. */
+        double tiny = lat(models[m], NORM("rmsnorm", 1, 128, ""));
+        cr_assert(tiny > 1.5e-6 && tiny < 4e-6, "%g", tiny);
+    }
+    opm_profile sm = run("extended_roofline", NORM("softmax", 4096, 512, ""), "h100_sxm");
+    cr_assert_str_eq(opm_profile_diag(&sm, "kernel")->text, "warp_softmax");
+    opm_profile sb = run("extended_roofline", NORM("softmax", 4096, 4096, ""), "h100_sxm");
+    cr_assert_str_eq(opm_profile_diag(&sb, "kernel")->text, "block_softmax");
+    opm_profile q = run("extended_roofline",
+                        "{\"kind\": \"copy\", \"shape\": [16, 8192], \"dtype\": \"bf16\", \"out_dtype\": \"fp8_e4m3\"}",
+                        "h100_sxm");
+    cr_assert_str_eq(opm_profile_diag(&q, "kernel")->text, "row_quantize");
+}
+
+Test(kernel_models, warm_inputs_and_vector_width)
+{
+    double cold = lat("extended_roofline", NORM("rmsnorm", 1024, 4096, ""));
+    double warm = lat("extended_roofline", NORM("rmsnorm", 1024, 4096, ", \"l2_warm\": \"input\""));
+    cr_assert(warm < cold, "warm %g cold %g", warm, cold);
+    /* A big op too large for L2 stays cold whatever the attr says. */
+    double big = lat("extended_roofline", NORM("rmsnorm", 65536, 8192, ""));
+    double big_w = lat("extended_roofline", NORM("rmsnorm", 65536, 8192, ", \"l2_warm\": \"input\""));
+    cr_assert_float_eq(big, big_w, 1e-12);
+    /* Scalar loads keep less in flight: slower than 128-bit ones. */
+    double v16 = lat("extended_roofline", NORM("rmsnorm", 16384, 8192, ""));
+    double v2 = lat("extended_roofline", NORM("rmsnorm", 16384, 8192, ", \"vector_bytes\": 2"));
+    cr_assert(v2 > 1.2 * v16, "v2 %g v16 %g", v2, v16);
+    rejected("{kind: rmsnorm, shape: [4, 4], dtype: bf16, l2_warm: weight}", "l2_warm");
+}
