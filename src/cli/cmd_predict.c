@@ -48,32 +48,6 @@ static void print_table(const opm_profile *p)
     }
 }
 
-/* Reads one line, without its newline, into *buf (NUL-terminated; *len
- * bytes, which may include NULs): 1, 0 at the end of the input, -1 for a
- * line longer than OPM_DOCUMENT_MAX_BYTES, -2 when out of memory.  Unlike
- * getline, an endless line (/dev/zero) ends with an error, not with memory
- * exhausted and a silent end of file. */
-static int read_line(FILE *f, char **buf, size_t *cap, size_t *len)
-{
-    size_t n = 0;
-    int c;
-    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
-        if (n >= OPM_DOCUMENT_MAX_BYTES) return -1;
-        if (n + 1 >= *cap) {
-            size_t grown = *cap ? 2 * *cap : 4096;
-            char *p = realloc(*buf, grown);
-            if (!p) return -2;
-            *buf = p;
-            *cap = grown;
-        }
-        (*buf)[n++] = (char)c;
-    }
-    if (c == EOF && n == 0) return 0;
-    if (!*buf && !(*buf = malloc(*cap = 4096))) return -2;
-    (*buf)[n] = '\0';
-    *len = n;
-    return 1;
-}
 
 static int run_batch(const char *path, const opm_model *model, const opm_hardware *hw, int table)
 {
@@ -86,7 +60,7 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
     size_t cap = 0, len;
     int lineno = 0, failed = 0, got;
     strbuf out = {0};
-    while ((got = read_line(f, &line, &cap, &len)) > 0) {
+    while ((got = opm_read_line(f, &line, &cap, &len)) > 0) {
         lineno++;
         while (len && line[len - 1] == '\r') len--;
         size_t s = 0;

@@ -713,3 +713,25 @@ int doc_append(doc *d, doc_node *coll, const char *key, doc_node *value)
     coll->n++;
     return 0;
 }
+
+int opm_read_line(FILE *f, char **buf, size_t *cap, size_t *len)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (n >= OPM_DOCUMENT_MAX_BYTES) return -1;
+        if (n + 1 >= *cap) {
+            size_t grown = *cap ? 2 * *cap : 4096;
+            char *p = realloc(*buf, grown);
+            if (!p) return -2;
+            *buf = p;
+            *cap = grown;
+        }
+        (*buf)[n++] = (char)c;
+    }
+    if (c == EOF && n == 0) return 0;
+    if (!*buf && !(*buf = malloc(*cap = 4096))) return -2;
+    (*buf)[n] = '\0';
+    *len = n;
+    return 1;
+}

@@ -3,6 +3,7 @@
 #ifndef OPM_IO_INTERNAL_H
 #define OPM_IO_INTERNAL_H
 
+#include <stdio.h>
 #include <stddef.h>
 #include "opmodel/opmodel.h"
 #include "doc.h"
@@ -64,5 +65,12 @@ opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err);
 doc *opm_op_to_doc(const opm_op *op, opm_error *err);
 /* Writes a prediction as one JSON line into b (no newline). */
 void opm_profile_write_json(const opm_profile *p, strbuf *b);
+
+/* Reads one line, without its newline, into *buf (NUL-terminated; *len
+ * bytes, which may include NULs; *buf grows as needed and is the caller's):
+ * 1, 0 at the end of the input, -1 for a line longer than
+ * OPM_DOCUMENT_MAX_BYTES, -2 when out of memory.  Unlike getline, an
+ * endless line (/dev/zero) ends with an error, not with memory exhausted. */
+int opm_read_line(FILE *f, char **buf, size_t *cap, size_t *len);
 
 #endif

@@ -329,19 +329,7 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     double t_main = maxd(t_grid, h.lat_dram_s + t_dram);
     double body = t_cache + t_main + t_combine;
 
-    memset(p, 0, offsetof(opm_profile, diags));
-    p->name = opm_op_name(op);
-    p->kind = opm_op_kind(op);
-    p->phase = opm_op_phase(op);
-    p->model = model;
-    p->hardware = hw->name;
-    p->matrix_flops = c.matrix_flops;
-    p->vector_flops = c.vector_flops;
-    p->flops = c.matrix_flops + c.vector_flops;
-    p->input_bytes = c.input_bytes;
-    p->weight_bytes = c.weight_bytes;
-    p->output_bytes = c.output_bytes;
-    p->workspace_bytes = c.workspace_bytes;
+    opm_profile_head(p, op, hw, model, &c);
     p->engine = h.tensor ? OPM_ENGINE_TENSOR : OPM_ENGINE_VECTOR;
     p->compute_time_s = t_grid;
     p->overhead_s = h.fixed_s;

@@ -1513,18 +1513,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         }
     }
 
-    memset(p, 0, offsetof(opm_profile, diags));
-    p->name = opm_op_name(op);
-    p->kind = kind;
-    p->phase = opm_op_phase(op);
-    p->model = model;
-    p->hardware = hw->name;
-    p->matrix_flops = c.matrix_flops;
-    p->vector_flops = c.vector_flops;
-    p->flops = c.matrix_flops + c.vector_flops;
-    p->input_bytes = c.input_bytes;
-    p->weight_bytes = c.weight_bytes;
-    p->output_bytes = c.output_bytes;
+    opm_profile_head(p, op, hw, model, &c);
     p->workspace_bytes = c.workspace_bytes + (e.kern.split_k > 1 ? (uint64_t)(e.l2_write - e.dram_write) : 0);
     p->engine = h.tensor ? OPM_ENGINE_TENSOR : OPM_ENGINE_VECTOR;
 

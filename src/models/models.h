@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <string.h>
+#include "../core/internal.h"
 #include "opmodel/opmodel.h"
 
 /* Appends a diagnostic to a profile (ignored past OPM_MAX_DIAGS).  Keys
@@ -34,6 +35,27 @@ static inline void opm_diag_text_n(opm_profile *p, const char *key, size_t size,
     size_t n = strnlen(v, sizeof d->text - 1);
     memcpy(d->text, v, n);
     d->text[n] = '\0';
+}
+
+/* Clears a profile's head and fills what every model copies from the op
+ * and its counts (name, kind, phase, model, hardware, FLOPs, footprint);
+ * the caller fills the times, levels, energy and diagnostics. */
+static inline void opm_profile_head(opm_profile *p, const opm_op *op, const opm_hardware *hw, const char *model,
+                                    const opm_counts *c)
+{
+    memset(p, 0, offsetof(opm_profile, diags));
+    p->name = opm_op_name(op);
+    p->kind = opm_op_kind(op);
+    p->phase = opm_op_phase(op);
+    p->model = model;
+    p->hardware = opm_hardware_name(hw);
+    p->matrix_flops = c->matrix_flops;
+    p->vector_flops = c->vector_flops;
+    p->flops = c->matrix_flops + c->vector_flops;
+    p->input_bytes = c->input_bytes;
+    p->weight_bytes = c->weight_bytes;
+    p->output_bytes = c->output_bytes;
+    p->workspace_bytes = c->workspace_bytes;
 }
 
 int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err);

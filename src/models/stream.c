@@ -269,19 +269,7 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     double t_stream = h.lat_dram_s + t_dram;
     double body = maxd(maxd(t_stream, t_l2), maxd(t_chain, t_vec));
 
-    memset(p, 0, offsetof(opm_profile, diags));
-    p->name = opm_op_name(op);
-    p->kind = kind;
-    p->phase = opm_op_phase(op);
-    p->model = model;
-    p->hardware = hw->name;
-    p->matrix_flops = c.matrix_flops;
-    p->vector_flops = c.vector_flops;
-    p->flops = c.matrix_flops + c.vector_flops;
-    p->input_bytes = c.input_bytes;
-    p->weight_bytes = c.weight_bytes;
-    p->output_bytes = c.output_bytes;
-    p->workspace_bytes = c.workspace_bytes;
+    opm_profile_head(p, op, hw, model, &c);
     p->engine = p->flops ? OPM_ENGINE_VECTOR : OPM_ENGINE_NONE;
     p->compute_time_s = t_vec;
     p->overhead_s = h.fixed_s;

@@ -409,32 +409,6 @@ done:
 
 /* ---- reading files ---- */
 
-/* Reads one line, without its newline, into *buf (NUL-terminated, *len
- * bytes, which may hold NULs): 1, 0 at the end of the file, -1 for a line
- * longer than OPM_DOCUMENT_MAX_BYTES (the cap `predict --batch` has, so an
- * endless line such as /dev/zero's ends with an error, not with memory
- * exhausted), -2 when out of memory. */
-static int read_line(FILE *f, char **buf, size_t *cap, size_t *len)
-{
-    size_t n = 0;
-    int c;
-    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
-        if (n >= OPM_DOCUMENT_MAX_BYTES) return -1;
-        if (n + 1 >= *cap) {
-            size_t grown = *cap ? 2 * *cap : 4096;
-            char *p = realloc(*buf, grown);
-            if (!p) return -2;
-            *buf = p;
-            *cap = grown;
-        }
-        (*buf)[n++] = (char)c;
-    }
-    if (c == EOF && n == 0) return 0;
-    if (!*buf && !(*buf = malloc(*cap = 4096))) return -2;
-    (*buf)[n] = '\0';
-    *len = n;
-    return 1;
-}
 
 static int read_file(opm_general *v, const char *path, const char *field, opm_error *err)
 {
@@ -448,7 +422,7 @@ static int read_file(opm_general *v, const char *path, const char *field, opm_er
     size_t cap = 0, len = 0, line = 0;
     int got, rc = 0;
     opm_profile p; /* one profile for every line: ~5 KB not cleared per line */
-    while (!rc && (got = read_line(f, &buf, &cap, &len)) > 0) {
+    while (!rc && (got = opm_read_line(f, &buf, &cap, &len)) > 0) {
         if (++line > INT32_MAX) {
             rc = opm_err(err, OPM_EINVAL, field, "%s: expected at most %d lines in a file", name, INT32_MAX);
             break;
@@ -630,8 +604,10 @@ int opm_general_score(opm_general *v, opm_error *err)
     v->time.by_source = calloc(v->source_tab.count + 1, sizeof *v->time.by_source);
     v->energy.by_hw = calloc(v->n_hw + 1, sizeof *v->energy.by_hw);
     v->energy.by_source = calloc(v->source_tab.count + 1, sizeof *v->energy.by_source);
-    size_t *sel = malloc((n + 1) * sizeof *sel), *order = malloc((n + 1) * sizeof *order);
-    double *scratch = malloc((n + 1) * sizeof *scratch);
+    /* calloc, not malloc: gcc -O2 cannot see that score() reads only the
+     * m entries written, and -Wmaybe-uninitialized is an error here. */
+    size_t *sel = calloc(n + 1, sizeof *sel), *order = calloc(n + 1, sizeof *order);
+    double *scratch = calloc(n + 1, sizeof *scratch);
     int rc = 0;
     if (!v->time.by_hw || !v->time.by_source || !v->energy.by_hw ||
         !v->energy.by_source || !sel || !order || !scratch || (v->calibrate && calibrate(v, scratch)))
