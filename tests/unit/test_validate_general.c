@@ -142,8 +142,9 @@ Test(validate_general, statistics_against_single_predictions, .init = make_tmp, 
         "{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}",
         "{\"kind\": \"rmsnorm\", \"shape\": [8192, 4096], \"dtype\": \"bf16\"}",
         "{\"kind\": \"copy\", \"shape\": [4096, 4096], \"dtype\": \"fp32\"}",
-        "{\"kind\": \"attention_decode\", \"batch\": 8, \"seq_q\": 1, \"seq_kv\": 2048, \"heads\": 32, "
-        "\"kv_heads\": 8, \"head_dim\": 128, \"dtype\": \"bf16\"}",
+        /* One literal in two pieces (parenthesised: not two entries). */
+        ("{\"kind\": \"attention_decode\", \"batch\": 8, \"seq_q\": 1, \"seq_kv\": 2048, \"heads\": 32, "
+         "\"kv_heads\": 8, \"head_dim\": 128, \"dtype\": \"bf16\"}"),
     };
     /* measured = predicted × f: predicted/measured is 1/f. */
     static const double f[4] = {2, 0.5, 1.25, 1};
