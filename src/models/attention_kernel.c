@@ -203,7 +203,6 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double s
     double mult = a->lq || a->lkv ? 1 : a->b;
     for (size_t s = 0; s < nseq; s++) {
         double sq = a->lq ? (double)a->lq[s] : a->sq, sk = a->lkv ? (double)a->lkv[s] : a->skv;
-        if (a->page > 0) sk = sk; /* pages change bytes, not the blocks walked */
         double rows_total = packed ? sq * g_ratio : sq;
         double tiles = ceil(rows_total / tm);
         int masked = a->causal || a->wl >= 0 || a->wr >= 0;
