@@ -157,10 +157,9 @@ static int hw_at_clock(opm_general *v, uint32_t hw, double clock_hz, const opm_h
     uint32_t id = opm_strtab_intern(&v->clock_tab, key, sizeof key);
     if (id == UINT32_MAX) return -1;
     if (id < before) {
-        *out = v->clocked[id];
-        /* Only the pair's first line is the first bad one; this is said
-         * for completeness. */
-        opm_err(why, OPM_EINVAL, "clock_mhz", "expected a clock this hardware runs at");
+        /* The pair's first line was counted bad already (and named, if it
+         * was the first); later ones get the short reason. */
+        if (!(*out = v->clocked[id])) opm_err(why, OPM_EINVAL, "clock", "expected a clock this hardware runs at");
         return 0;
     }
     opm_error_clear(why);
