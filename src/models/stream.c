@@ -28,11 +28,11 @@
  * threads × vec_bytes / latency (capped at its share of the SM's L2 port),
  * plus REDUCE_SYNC_CYCLES per block reduction.  Slots are SMs × resident
  * CTAs (max CTAs and warps per SM).  Tensors the previous kernel left in L2
- * (attrs.l2_warm: input, or all) are read from L2 when the op's tensors fit
- * the usable L2 (one partition's share where the L2 level gives
- * partitions, else L2_USABLE of it — gemm_tiled.c's rule); stores stay in
- * L2 when they fit beside the inputs (written back later, under other
- * kernels), else they stream to DRAM.
+ * (attrs.l2_warm: input, or all) are read from L2 in the share the usable
+ * L2 holds of the op's tensors (all when they fit; usable: one partition's
+ * share where the L2 level gives partitions, else L2_USABLE of it —
+ * gemm_tiled.c's rule); stores stay in L2 in that same share (written back
+ * later, under other kernels), the rest streams to DRAM.
  *
  * Constants are kernel launch shapes of the libraries named, not fits:
  *   FLAT_THREADS 128, FLAT_VEC 4 — PyTorch ATen CUDALoops (num_threads 128,
@@ -230,12 +230,15 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
 
     double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
     const char *warm = opm_op_get_string(op, "l2_warm", "none");
-    int fits = rd + wr <= l2_usable;
-    int warm_in = fits && (warm[0] == 'i' || warm[0] == 'a');
-    int absorbed = fits; /* stores stay in L2 beside the inputs */
+    /* The share of the op's tensors L2 holds: all when they fit, else the
+     * usable size over the working set (an L2 that does not thrash keeps
+     * that share of a re-read set resident). */
+    double held = rd + wr > 0 ? mind(1, l2_usable / (rd + wr)) : 1;
+    int warm_in = warm[0] == 'i' || warm[0] == 'a';
+    double f_in = warm_in ? held : 0; /* inputs read from L2 */
 
     /* Row kernels re-read each row from L2 (passes − 1 times). */
-    double dram_rd = warm_in ? 0 : rd, dram_wr = absorbed ? 0 : wr;
+    double dram_rd = rd * (1 - f_in), dram_wr = wr * (1 - held);
     double l2_rd = rd * s.passes, l2_wr = wr;
     double t_dram = dram_rd / h.hbm_bw + dram_wr / h.hbm_write_bw;
     double t_l2 = isinf(h.l2_bw) ? 0 : (l2_rd + l2_wr) / h.l2_bw;
@@ -253,7 +256,7 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     double in_per_elem = s.rows > 0 && s.width > 0 ? rd / (s.rows * s.width) : 0;
     double cta_bytes = rows_elems * in_per_elem;
     /* Little's law runs on the latency under load, not the idle one. */
-    double lat_first = (warm_in ? h.lat_l2_s : h.lat_dram_s) * LOADED_LATENCY_FACTOR;
+    double lat_first = (f_in * h.lat_l2_s + (1 - f_in) * h.lat_dram_s) * LOADED_LATENCY_FACTOR;
     double rate_dram = s.threads * s.vec_bytes / lat_first;
     double rate_l2 = s.threads * s.vec_bytes / (h.lat_l2_s * LOADED_LATENCY_FACTOR);
     double port = h.l2_port_sm / busy_per_sm;
@@ -314,8 +317,8 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     opm_diag_num(p, "chain_time_s", t_chain);
     opm_diag_num(p, "compute_time_s", t_vec);
     opm_diag_num(p, "overhead_s", h.fixed_s);
-    opm_diag_text(p, "l2_inputs", warm_in ? "warm" : "cold");
-    opm_diag_text(p, "stores", absorbed ? "l2" : "hbm");
+    opm_diag_num(p, "l2_input_fraction", f_in);
+    opm_diag_num(p, "l2_store_fraction", held);
     (void)bwd;
     return 0;
 }

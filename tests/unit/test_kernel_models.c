@@ -142,10 +142,10 @@ Test(kernel_models, warm_inputs_and_vector_width)
     double cold = lat("extended_roofline", NORM("rmsnorm", 1024, 4096, ""));
     double warm = lat("extended_roofline", NORM("rmsnorm", 1024, 4096, ", \"l2_warm\": \"input\""));
     cr_assert(warm < cold, "warm %g cold %g", warm, cold);
-    /* A big op too large for L2 stays cold whatever the attr says. */
+    /* An op far larger than L2 gains only the share L2 holds. */
     double big = lat("extended_roofline", NORM("rmsnorm", 65536, 8192, ""));
     double big_w = lat("extended_roofline", NORM("rmsnorm", 65536, 8192, ", \"l2_warm\": \"input\""));
-    cr_assert_float_eq(big, big_w, 1e-12);
+    cr_assert(big_w <= big && big_w > 0.9 * big, "big %g warm %g", big, big_w);
     /* Scalar loads keep less in flight: slower than 128-bit ones. */
     double v16 = lat("extended_roofline", NORM("rmsnorm", 16384, 8192, ""));
     double v2 = lat("extended_roofline", NORM("rmsnorm", 16384, 8192, ", \"vector_bytes\": 2"));
