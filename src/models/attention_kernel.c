@@ -57,9 +57,9 @@
  *   ATTN_CTA_DRAM_TRIPS 10 [4, 20] — a CTA's start and finish (block table,
  *     Q and first K/V loads, pipeline barriers, the O and LSE stores) in
  *     DRAM latencies;
- *   FA3_OVERLAP_LOSS 0.5 [0, 1] — the share of the shorter of MMA and
+ *   FA3_OVERLAP_LOSS 0.75 [0, 1] — the share of the shorter of MMA and
  *     softmax that FA3's warpgroup ping-pong fails to hide;
- *   SERVING_EXTRA_KERNELS 3 [1, 6] — kernel floors (fixed time and a DRAM
+ *   SERVING_EXTRA_KERNELS 4 [1, 6] — kernel floors (fixed time and a DRAM
  *     round trip) a serving backend's attention forward launches besides
  *     the attention kernel (reshape-and-cache, scheduler metadata, the
  *     output copy), charged with attrs.kv_cache_write. */
@@ -82,10 +82,10 @@
 #define ATTN_CTA_DRAM_TRIPS 10.0
 #endif
 #ifndef FA3_OVERLAP_LOSS
-#define FA3_OVERLAP_LOSS 0.5
+#define FA3_OVERLAP_LOSS 0.75
 #endif
 #ifndef SERVING_EXTRA_KERNELS
-#define SERVING_EXTRA_KERNELS 3.0
+#define SERVING_EXTRA_KERNELS 4.0
 #endif
 
 static double maxd(double a, double b) { return a > b ? a : b; }
