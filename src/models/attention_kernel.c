@@ -54,7 +54,7 @@
  *     subtract (one FFMA), the row max, the row sum and the conversion to
  *     the MMA dtype; the accumulator's rescale adds Dv per row per block.
  * Fitted (bounded, reported in docs/kernel_models.md):
- *   ATTN_CTA_DRAM_TRIPS 10 [4, 20] — a CTA's start and finish (block table,
+ *   ATTN_CTA_DRAM_TRIPS 8 [4, 20] — a CTA's start and finish (block table,
  *     Q and first K/V loads, pipeline barriers, the O and LSE stores) in
  *     DRAM latencies;
  *   FA3_OVERLAP_LOSS 0.75 [0, 1] — the share of the shorter of MMA and
@@ -79,7 +79,7 @@
 /* Fitted on h100_sxm decode and prefill of data/kernels (aiconfigurator),
  * scored on a100_80gb_sxm, h200_sxm and l40s (docs/kernel_models.md). */
 #ifndef ATTN_CTA_DRAM_TRIPS   /* -D overrides: tools/refit_kernel_constants.py */
-#define ATTN_CTA_DRAM_TRIPS 10.0
+#define ATTN_CTA_DRAM_TRIPS 8.0
 #endif
 #ifndef FA3_OVERLAP_LOSS
 #define FA3_OVERLAP_LOSS 0.75
