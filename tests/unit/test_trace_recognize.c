@@ -152,8 +152,8 @@ Test(trace_recognize, table_is_sorted_and_found)
         cr_assert_lt((int)e->category, OPM_TCAT_COUNT);
         exact++;
     }
-    cr_assert_eq(exact, 186);
-    cr_assert_eq(prefixes, 15);
+    cr_assert_eq(exact, 205);
+    cr_assert_eq(prefixes, 16);
 }
 
 Test(trace_recognize, unknown_names)
