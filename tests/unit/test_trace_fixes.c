@@ -21,8 +21,10 @@
 
 static opm_trace_report *report_text(const char *single_quoted)
 {
-    char *json = strdup(single_quoted);
+    size_t n = strlen(single_quoted);
+    char *json = malloc(n + 1);
     cr_assert_not_null(json);
+    memcpy(json, single_quoted, n + 1);
     for (char *p = json; *p; p++)
         if (*p == '\'')
             *p = '"';
