@@ -294,7 +294,10 @@ static uint8_t name_flags(link_ctx *c, uint32_t id)
         uint8_t f = NMF_TEXT;
         if (strncmp(s, EVAL_PREFIX, sizeof EVAL_PREFIX - 1) == 0 || strstr(s, "Backward"))
             f |= NMF_BWD;
-        if (opm_trace_name_has(s, "nccl") || opm_trace_name_has(s, "rccl"))
+        /* The same test as the category table's, so that every group the
+         * report files under comm also counts in the timeline's comm_s
+         * (symm_mem multimem all-reduce, vLLM's custom all-reduce). */
+        if (opm_trace_kernel_category(s, OPM_EV_KERNEL) == OPM_TCAT_COMM)
             f |= NMF_COMM;
         c->nflag[id] |= f;
     }
@@ -784,7 +787,7 @@ static int gpu_kind(link_ctx *c, const opm_tev *e)
 }
 
 /* Over every kernel, memcpy and memset in the trace (not gpu_user_annotation):
- * comm = kernels named like nccl/rccl, memcpy = memcpy and memset, compute =
+ * comm = kernels the category table files under comm, memcpy = memcpy and memset, compute =
  * every other kernel; wall = first start to last end; exposed comm = comm
  * not under compute; exposed memcpy = memcpy under neither.  (TraceLens
  * counts memsets as computation and leaves out GPU events it could not tie

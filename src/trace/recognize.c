@@ -51,6 +51,7 @@ static int b_embed(bctx *c);
 static int b_conv(bctx *c);
 static int b_kvstore(bctx *c);
 static int b_fused_moe(bctx *c);
+static int b_upsample(bctx *c);
 static int run_row(const opm_trace_call *call, opm_trace_recog *out, opm_error *err);
 
 #define OPM_TRACE_OP(name, cat, claim, build, detail) \
@@ -871,6 +872,9 @@ static int b_red(bctx *c)
     if (ip >= 0 && value(c, ip)[0]) {
         double p;
         if (opm_targ_double(c->a, (size_t)ip, &p) || p != 2) return DECLINE; /* only the L2 norm is modelled */
+        /* linalg_norm with an ord over two dims (or a 2-D input and no dim)
+         * is a matrix norm: ord=2 is the largest singular value, not L2. */
+        if (dflag(d, "vector_ord") && (nd == 2 || (all && X->rank == 2))) return DECLINE;
     }
     int scan = !strcmp(fn, "cumsum");
     if (scan && (nd != 1 || keep)) return DECLINE;
@@ -1154,6 +1158,86 @@ static int b_fused_moe(bctx *c)
     return 0;
 }
 
+/* ---- resampling ----
+ * b_upsample: aten::upsample_{nearest,bilinear,...}{1,2,3}d, both the
+ * `.vec` overload (input, output_size?, [align_corners,] scale_factors?) and
+ * the base one (self, output_size, [align_corners,] scales...) that it
+ * calls under the same name.  Key sf: the position of scale_factors in the
+ * `.vec` overload; the output size is the int list at position 1 when
+ * given, else each spatial size times its scale factor (floor, as
+ * PyTorch's compute_output_size does).  Flag interp: bilinear, bicubic,
+ * trilinear, linear (declined, see below).
+ *
+ * Counted as what the kernel does: read the input once, write the output
+ * once, no arithmetic (nearest only gathers).  The op library has no
+ * resampling kind, so it is expressed as an elementwise `copy` over a
+ * broadcast: input [N, C, H, 1, W, 1] to output [N, C, H, sh, W, sw], the
+ * same bytes read and written as the real [N, C, H, W] -> [N, C, sh·H, sw·W].
+ * The elementwise kind takes its output shape from its inputs, so the repeat
+ * is a second, 1-byte operand [1, 1, 1, sh, 1, sw]: sh·sw bytes (4 for 2x)
+ * more than the kernel reads, nothing next to the tensors.  That needs an integer ratio per spatial dim; other
+ * sizes, and interpolating modes (whose FLOPs per output a copy would
+ * hide), decline: listed with time and category, no model. */
+static int scale_list(const char *s, double *v, int cap)
+{
+    int n = 0;
+    while (*s == ' ' || *s == '[') s++;
+    while (*s && *s != ']' && n < cap) {
+        char *end;
+        double x = strtod(s, &end);
+        if (end == s) return -1;
+        v[n++] = x;
+        s = end;
+        while (*s == ' ' || *s == ',') s++;
+    }
+    return *s == ']' ? n : -1;
+}
+
+static int b_upsample(bctx *c)
+{
+    if (dflag(c->detail, "interp") || !is_t(c, 0)) return DECLINE;
+    const opm_targ *x = arg(c, 0);
+    int sp = x->rank - 2;
+    if (sp < 1 || sp > 3) return DECLINE;
+    int64_t out[3];
+    int n = 0;
+    if (value(c, 1)[0]) {
+        if (opm_targ_ints(c->a, 1, out, 3, &n) || n != sp) return DECLINE;
+    } else {
+        double f[3];
+        if (scale_list(value(c, dnum(c->detail, "sf", 2)), f, 3) != sp) return DECLINE;
+        for (int i = 0; i < sp; i++) {
+            double o = (double)x->shape[2 + i] * f[i];
+            if (!(o >= 1 && o < 9.0e15)) return DECLINE;
+            out[i] = (int64_t)o;
+        }
+    }
+    int64_t xs[OPM_MAX_RANK], rs[OPM_MAX_RANK], ys[OPM_MAX_RANK];
+    int r = 0;
+    xs[r] = ys[r] = x->shape[0], rs[r] = 1, r++;
+    xs[r] = ys[r] = x->shape[1], rs[r] = 1, r++;
+    if (2 + 2 * sp > OPM_MAX_RANK) return DECLINE;
+    for (int i = 0; i < sp; i++) {
+        int64_t in = x->shape[2 + i];
+        if (in <= 0 || out[i] % in) return DECLINE;
+        xs[r] = ys[r] = in, rs[r] = 1, r++;
+        xs[r] = 1, rs[r] = ys[r] = out[i] / in, r++;
+    }
+    int rc;
+    if ((rc = new_op(c, OPM_KIND_ELEMENTWISE, c->fwd)) || (rc = add_t(c, OPM_ROLE_INPUT, xs, r, x->dtype, NULL)) ||
+        (rc = add_t(c, OPM_ROLE_INPUT, rs, r, OPM_BOOL, NULL)) ||
+        (rc = add_t(c, OPM_ROLE_OUTPUT, ys, r, x->dtype, NULL)) ||
+        (rc = opm_op_set_string(c->op, "op", "copy", c->err)))
+        return rc;
+    int64_t yreal[5] = {x->shape[0], x->shape[1], 0, 0, 0};
+    for (int i = 0; i < sp; i++) yreal[2 + i] = out[i];
+    opm_jbuf_str(c->params, "op", "upsample_nearest");
+    opm_jbuf_ints(c->params, "input", x->shape, x->rank);
+    opm_jbuf_ints(c->params, "output", yreal, 2 + sp);
+    p_dtype(c, "dtype", x->dtype);
+    return 0;
+}
+
 /* ---- recognition ---- */
 
 /* A raw argument text as a JSON value: as is when it is JSON, a JSON
@@ -1252,13 +1336,14 @@ static int run_row(const opm_trace_call *call, opm_trace_recog *out, opm_error *
  * match wins (case-insensitive substrings):
  *   memcpy/memset events, and kernels named Memcpy.., Memset..  → memcpy
  *   nccl, rccl, all_reduce/allreduce, all_gather/allgather,
- *   reduce_scatter, alltoall, cross_device_reduce (custom AR)   → comm
+ *   reduce_scatter, alltoall, cross_device_reduce (custom AR),
+ *   multimem (symmetric-memory collectives)                     → comm
  *   flash, fmha, attention, attn, mha_, paged_                  → attention
  *     (before gemm: flash kernels are cutlass templates)
  *   conv (not "convert"), fprop, dgrad, wgrad, igemm            → conv
  *     (before gemm: implicit-GEMM convolutions say "gemm" too)
  *   gemm, gemv, cutlass, cublas, cijk_ (Tensile), matmul, xmma,
- *   wmma, hipblaslt                                             → gemm
+ *   wmma, hipblaslt, and names starting bmm_ (TRT-LLM)           → gemm
  *   norm (not "normal": random numbers)                         → norm
  *   softmax, reduce, triton_red_, triton_per_, cumsum, scan,
  *   argmax, topk                                                → reduce
@@ -1293,7 +1378,8 @@ static int starts_ci(const char *name, const char *prefix)
 opm_trace_category opm_trace_kernel_category(const char *kernel_name, int ev_class)
 {
     static const char *const comm[] = {"nccl", "rccl", "all_reduce", "allreduce", "all_gather", "allgather",
-                                       "reduce_scatter", "reducescatter", "alltoall", "cross_device_reduce", NULL};
+                                       "reduce_scatter", "reducescatter", "alltoall", "cross_device_reduce", "multimem",
+                                       NULL};
     static const char *const attn[] = {"flash", "fmha", "attention", "attn", "mha_", "paged_", NULL};
     static const char *const conv[] = {"fprop", "dgrad", "wgrad", "igemm", NULL};
     static const char *const gemm[] = {"gemm", "gemv", "cutlass", "cublas", "cijk_", "matmul", "xmma", "wmma",
@@ -1309,7 +1395,8 @@ opm_trace_category opm_trace_kernel_category(const char *kernel_name, int ev_cla
     if ((opm_trace_name_has(kernel_name, "conv") && !opm_trace_name_has(kernel_name, "convert")) ||
         has_any(kernel_name, conv))
         return OPM_TCAT_CONV;
-    if (has_any(kernel_name, gemm)) return OPM_TCAT_GEMM;
+    /* TRT-LLM's batched-GEMM kernels (bmm_E4m3_..._sm100a) name no library. */
+    if (has_any(kernel_name, gemm) || starts_ci(kernel_name, "bmm_")) return OPM_TCAT_GEMM;
     if (opm_trace_name_has(kernel_name, "norm") && !opm_trace_name_has(kernel_name, "normal")) return OPM_TCAT_NORM;
     if (has_any(kernel_name, reduce)) return OPM_TCAT_REDUCE;
     if (has_any(kernel_name, ew)) return OPM_TCAT_ELEMENTWISE;
