@@ -4,7 +4,10 @@
  * embedding gather and reductions.
  *
  * A kernel is a grid of CTAs, each with `threads` threads that keep one
- * vector load of `vec_bytes` in flight per thread.  Two shapes cover the
+ * vector load of `vec_bytes` in flight per thread and input stream (one
+ * per input of a flat elementwise op; the row kernels' loops issue one
+ * load at a time: the gated and RoPE kernels' second stream measured no
+ * faster on Vidur's A100 and H100 rows).  Two shapes cover the
  * kernels frameworks launch for these kinds:
  *   flat — one output element per thread per vector, FLAT_THREADS threads
  *          and FLAT_VEC elements per thread per CTA (PyTorch's vectorized
@@ -79,7 +82,8 @@ typedef struct stream_shape {
     double rows_per_cta;    /* warp softmax: rows of one CTA */
     double passes;          /* reads of each row */
     double reductions;      /* block reductions per row */
-    double vec_bytes;       /* bytes in flight per thread */
+    double vec_bytes;       /* bytes of one load */
+    double streams;         /* independent loads per thread per step (input streams) */
     const char *name;
 } stream_shape;
 
@@ -110,6 +114,21 @@ static double norm_width(const opm_op *op, const opm_tensor *x)
     return x->rank ? (double)x->shape[x->rank - 1] : 1;
 }
 
+/* FP32 instructions per output element of the transcendental activations
+ * (SASS of libdevice's erff, tanhf, expf and the division of a sigmoid:
+ * polynomial FMAs, range reduction, selects), 0 for the rest, which run
+ * at their FLOP weights. */
+static double instr_per_elem(const char *f)
+{
+    static const struct { const char *name; double n; } t[] = {
+        {"gelu", 24}, {"gelu_mul", 26}, {"erf", 20}, {"gelu_tanh", 16}, {"gelu_tanh_mul", 18},
+        {"tanh", 12}, {"silu", 10}, {"silu_mul", 12}, {"sigmoid", 9}, {"exp", 6}, {"log", 8},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(f, t[i].name)) return t[i].n;
+    return 0;
+}
+
 /* The kernel shape of one op; 0 when the kind has no streaming model. */
 static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
 {
@@ -119,6 +138,7 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
     if (!x || !y) return 0;
     double ex = elems_of(x);
     s->vec_bytes = VEC_BYTES;
+    s->streams = 1;
     s->passes = 1;
     double last = x->rank ? (double)x->shape[x->rank - 1] : 1;
     switch (kind) {
@@ -150,6 +170,8 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
         s->threads = kind == OPM_KIND_LAYERNORM ? LAYERNORM_THREADS
                                                 : mind(ROW_THREADS_MAX, maxd(32, ceil(s->width / 32) * 32));
         s->name = kind == OPM_KIND_LAYERNORM ? "row_layernorm" : "row_rmsnorm";
+        /* PyTorch's layer norm loads vectors of 4 elements (vec_size 4). */
+        if (kind == OPM_KIND_LAYERNORM) s->vec_bytes = 4 * opm_dtype_bytes(x->dtype);
         break;
     case OPM_KIND_ROPE:
         /* One CTA per token; q is [T, H, D], [B, S, H, D] or [T, H·D]. */
@@ -182,6 +204,8 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
             break;
         }
         s->name = "flat_elementwise";
+        s->streams = 0;
+        for (size_t i = 0; opm_op_find_tensor(op, OPM_ROLE_INPUT, i); i++) s->streams++;
         break;
     case OPM_KIND_EMBEDDING:
         s->name = "flat_gather";
@@ -257,8 +281,9 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     double cta_bytes = rows_elems * in_per_elem;
     /* Little's law runs on the latency under load, not the idle one. */
     double lat_first = (f_in * h.lat_l2_s + (1 - f_in) * h.lat_dram_s) * LOADED_LATENCY_FACTOR;
-    double rate_dram = s.threads * s.vec_bytes / lat_first;
-    double rate_l2 = s.threads * s.vec_bytes / (h.lat_l2_s * LOADED_LATENCY_FACTOR);
+    double inflight = s.threads * s.vec_bytes * s.streams;
+    double rate_dram = inflight / lat_first;
+    double rate_l2 = inflight / (h.lat_l2_s * LOADED_LATENCY_FACTOR);
     double port = h.l2_port_sm / busy_per_sm;
     rate_dram = mind(rate_dram, port);
     rate_l2 = mind(rate_l2, port);
@@ -269,6 +294,15 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
 
     double vpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32) * hw->util_vector;
     double t_vec = c.vector_flops > 0 && vpeak > 0 ? (double)c.vector_flops / vpeak : 0;
+    /* Transcendental activations issue more instructions than their FLOP
+     * weights say (an erf is a polynomial with range reduction), each on
+     * one FP32 lane; 16-bit inputs and outputs add a conversion each. */
+    double ipe = kind == OPM_KIND_ELEMENTWISE ? instr_per_elem(opm_op_get_string(op, "op", "")) : 0;
+    if (ipe > 0 && vpeak > 0) {
+        const opm_tensor *y = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
+        double outs = elems_of(y), conv = opm_dtype_bits(y->dtype) == 16 ? (s.row ? 3 : 2) : 0;
+        t_vec = maxd(t_vec, outs * (ipe + conv) / (vpeak / 2));
+    }
     double t_stream = h.lat_dram_s + t_dram;
     double body = maxd(maxd(t_stream, t_l2), maxd(t_chain, t_vec));
 
