@@ -194,22 +194,26 @@ static int find_places(side *s, int is_a, opm_error *err)
             order[n++] = (iref){r->inst[i].gpu_start_s, r->inst[i].cpu_start_s, i};
     qsort(order, n, sizeof *order, cmp_inst);
     size_t anchor = SIZE_MAX;
-    uint64_t anchor_occ = 0, offset = 0;
+    /* The offset counts only unpaired instances of the same category, so
+     * that one side's extra memset between anchor and kernel does not
+     * move the kernel's place. */
+    uint64_t anchor_occ = 0, offset[OPM_TCAT_COUNT] = {0};
     for (size_t k = 0; k < n; k++) {
         size_t g = r->inst[order[k].index].group;
         if (s->partner[g] != SIZE_MAX) {
             anchor = is_a ? g : s->partner[g];
             anchor_occ = seen[g]++;
-            offset = 0;
+            memset(offset, 0, sizeof offset);
             continue;
         }
+        unsigned c = (unsigned)r->groups[g].category < OPM_TCAT_COUNT ? (unsigned)r->groups[g].category : OPM_TCAT_OTHER;
         if (!s->placed[g]) {
             s->placed[g] = 1;
             s->anchor[g] = anchor;
             s->anchor_occ[g] = anchor_occ;
-            s->offset[g] = offset;
+            s->offset[g] = offset[c];
         }
-        offset++;
+        offset[c]++;
     }
     free(order);
     free(seen);

@@ -305,3 +305,29 @@ Test(trace_diff, null_report_is_an_error)
     cr_expect_eq(opm_trace_diff_group_count(NULL), 0);
     opm_trace_report_free(a);
 }
+
+/* Qwen's generation loop is GPU work no CPU op launched, named after
+ * each vendor's kernels: the place pass pairs the SiLU kernels of both
+ * runs (same op, other template arguments) and the two vendors' GEMMs,
+ * and never a pair of different categories. */
+Test(trace_diff, qwen_place_pairs_renamed_kernels)
+{
+    opm_trace_report *a = report_dir("h100_qwen"), *b = report_dir("mi300_qwen");
+    opm_trace_diff *d = diff_ok(a, b);
+    size_t place = 0;
+    int silu = 0, gemm = 0;
+    for (size_t i = 0; i < opm_trace_diff_group_count(d); i++) {
+        const opm_trace_diff_entry *e = opm_trace_diff_group(d, i);
+        if (e->match != OPM_TDIFF_PLACE) continue;
+        place++;
+        cr_expect_eq(e->a->category, e->b->category, "%s | %s", e->a->name, e->b->name);
+        silu |= strstr(e->a->name, "silu_kernel") && strstr(e->b->name, "silu_kernel");
+        gemm |= !strncmp(e->a->name, "sm90_xmma_gemm", 14) && !strncmp(e->b->name, "Cijk_", 5);
+    }
+    cr_expect_geq(place, 7, "place pairs: %zu", place);
+    cr_expect(silu, "the two SiLU kernels pair");
+    cr_expect(gemm, "cuBLAS's GEMM pairs with hipBLASLt's");
+    opm_trace_diff_free(d);
+    opm_trace_report_free(a);
+    opm_trace_report_free(b);
+}
