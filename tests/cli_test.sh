@@ -968,5 +968,125 @@ why=""
 [ -z "$why" ]
 report $? "predict --batch: a non-finite prediction is a line error" "$why"
 
+# ---- trace diff -------------------------------------------------------------
+# The H100 and MI300X runs of each shipped model: contract §8 keys in order,
+# and every group of each side's `trace report --format json` appears once
+# with exactly that report's count and kernel time.
+
+for m in bert falcon qwen; do
+    A=tests/data/traces/h100_$m/trace.json.gz
+    B=tests/data/traces/mi300_$m/trace.json.gz
+    "$BIN" trace report "$A" --format json >"$T/ra.json" 2>/dev/null
+    "$BIN" trace report "$B" --format json >"$T/rb.json" 2>/dev/null
+    run "$BIN" trace diff "$A" "$B" --format json
+    why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && [ -s "$T/err" ] && why="stderr not empty: $(first_err)"
+    if [ -z "$why" ]; then
+        why=$(python3 - "$T/out" "$T/ra.json" "$T/rb.json" "$A" "$B" <<'EOF' 2>&1
+import json, sys
+doc = json.load(open(sys.argv[1]), object_pairs_hook=lambda p: p)
+top = [k for k, _ in doc]
+if top[:5] != ["a", "b", "groups", "categories", "timeline"]: sys.exit("top-level keys %s" % top)
+d = json.load(open(sys.argv[1]))
+if d["a"] != sys.argv[4] or d["b"] != sys.argv[5]: sys.exit("paths %r %r" % (d["a"], d["b"]))
+for g in dict(doc)["groups"]:
+    keys = [k for k, _ in g]
+    if keys[:5] != ["name", "params", "a", "b", "delta_s"]: sys.exit("group keys %s" % keys)
+reps = [json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))]
+seen = [set(), set()]
+prev = float("inf")
+for g in d["groups"]:
+    t = [0.0, 0.0]
+    if g["delta_s"] > prev: sys.exit("not largest regression first at %s" % g["name"])
+    prev = g["delta_s"]
+    for s, key in enumerate("ab"):
+        x = g[key]
+        if x is None: continue
+        r = reps[s]["groups"][x["index"]]
+        if x["index"] in seen[s]: sys.exit("%s group %d twice" % (key, x["index"]))
+        seen[s].add(x["index"])
+        if (x["count"], x["kernel_time_s"]) != (r["count"], r["kernel_time_s"]):
+            sys.exit("%s group %s: %r vs report %r" % (key, r["name"], x, (r["count"], r["kernel_time_s"])))
+        t[s] = x["kernel_time_s"]
+    if g["a"] is None and g["b"] is None: sys.exit("empty pair")
+    if abs(g["delta_s"] - (t[1] - t[0])) > 1e-12 + 1e-9 * max(t): sys.exit("delta_s of %s" % g["name"])
+for s, key in enumerate("ab"):
+    if len(seen[s]) != len(reps[s]["groups"]): sys.exit("%s: %d of %d groups" % (key, len(seen[s]), len(reps[s]["groups"])))
+    if d["timeline"][key] != reps[s]["timeline"]: sys.exit("%s timeline differs from its report" % key)
+    cats = {c["category"]: c[key + "_s"] for c in d["categories"]}
+    for c in reps[s]["categories"]:
+        if cats.get(c["category"]) != c["kernel_time_s"]: sys.exit("%s category %s" % (key, c["category"]))
+EOF
+)
+    fi
+    [ -z "$why" ]
+    report $? "trace diff h100_$m mi300_$m --format json: every group of both reports, exact counts and times" "$why"
+done
+
+A=tests/data/traces/h100_qwen/trace.json.gz
+B=tests/data/traces/mi300_qwen/trace.json.gz
+run "$BIN" trace diff "$A" "$B" --top 3
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q '^GPU timeline' "$T/out" && why="no timeline"
+[ -z "$why" ] && ! grep -q '^Categories' "$T/out" && why="no categories"
+[ -z "$why" ] && ! grep -q '^Largest regressions (B slower), top 3' "$T/out" && why="no regressions section"
+[ -z "$why" ] && [ "$(awk '/^Largest regressions/ { on = 1; next } on && /^$/ { exit } on && !/^    B:/ { n++ } END { print n - 1 }' "$T/out")" -ne 3 ] && why="not 3 regression rows"
+[ -z "$why" ]
+report $? "trace diff --top 3: timeline, categories, 3 regressions" "$why"
+
+run "$BIN" trace diff "$A" "$B" --format csv
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+"$BIN" trace diff "$A" "$B" --format json >"$T/d.json" 2>/dev/null
+if [ -z "$why" ]; then
+    why=$(python3 - "$T/out" "$T/d.json" <<'EOF' 2>&1
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+d = json.load(open(sys.argv[2]))
+if len(rows) != len(d["groups"]): sys.exit("%d rows, %d JSON groups" % (len(rows), len(d["groups"])))
+for r, g in zip(rows, d["groups"]):
+    if r["name"] != g["name"] or float(r["delta_s"]) != g["delta_s"]: sys.exit("row %s differs" % r["name"])
+EOF
+)
+fi
+[ -z "$why" ]
+report $? "trace diff --format csv: one row per JSON group, same order" "$why"
+
+run "$BIN" trace diff "$A" "$A" --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && grep -q '"delta_s": [-1-9]' "$T/out" && why="a non-zero delta in a self diff"
+[ -z "$why" ] && grep -Eq '"match": "(params|place|a_only|b_only)"' "$T/out" && why="a pair not by args"
+[ -z "$why" ]
+report $? "trace diff A A: every group pairs by args with delta 0" "$why"
+
+run "$BIN" trace diff --help
+[ "$RC" -eq 0 ] && grep -q 'usage: opmodel trace diff A B' "$T/out"
+report $? "trace diff --help exits 0" "exit $RC"
+
+run "$BIN" trace diff "$A" "$T/missing.json.gz"
+fails_cleanly "trace diff with a missing B exits 2 with one line" "missing.json.gz"
+run "$BIN" trace diff "$T/missing.json.gz" "$B"
+fails_cleanly "trace diff with a missing A exits 2 with one line" "missing.json.gz"
+printf 'kind: gemm\n' >"$T/not_a_trace.json"
+run "$BIN" trace diff "$A" "$T/not_a_trace.json"
+fails_cleanly "trace diff with B not a trace exits 2 with one line" "not_a_trace"
+run "$BIN" trace diff examples/gemm.yaml "$B"
+fails_cleanly "trace diff with A a YAML file exits 2 with one line" "gemm.yaml"
+run "$BIN" trace diff "$A"
+fails_cleanly "trace diff with one trace exits 2 with one line" "two trace files"
+run "$BIN" trace diff "$A" "$B" "$B"
+fails_cleanly "trace diff with three traces exits 2 with one line" "unexpected argument"
+run "$BIN" trace diff "$A" "$B" --format xml
+fails_cleanly "trace diff --format xml exits 2 with one line" "format"
+run "$BIN" trace diff "$A" "$B" --top -1
+fails_cleanly "trace diff --top -1 exits 2 with one line" "top"
+run "$BIN" trace diff "$A" "$B" --hardware no_such_gpu
+fails_cleanly "trace diff --hardware unknown exits 2 with one line" "no_such_gpu"
+run "$BIN" trace diff - - 
+fails_cleanly "trace diff - - exits 2 with one line" "stdin"
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -28,6 +28,7 @@
 #include "model.h"
 #include "io.h"
 #include "trace.h"
+#include "trace_diff.h"
 #include "batch.h"
 /* Generated from the meson project version (OPM_VERSION_MAJOR/MINOR/PATCH,
  * OPM_VERSION_STRING, OPM_VERSION_NUMBER). */

@@ -233,12 +233,14 @@ static int cmd_report(int argc, char **argv)
 
 int cmd_trace(int argc, char **argv)
 {
-    if (argc < 2) return cli_usage("trace: expected a subcommand: report (see `opmodel trace --help`)");
+    if (argc < 2) return cli_usage("trace: expected a subcommand: report or diff (see `opmodel trace --help`)");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         fputs(help, stdout);
         return EXIT_OK;
     }
+    if (!strcmp(argv[1], "diff")) return cmd_trace_diff(argc - 1, argv + 1);
     if (strcmp(argv[1], "report"))
-        return cli_usage("trace: unknown subcommand '%s' (expected report; see `opmodel trace --help`)", argv[1]);
+        return cli_usage("trace: unknown subcommand '%s' (expected report or diff; see `opmodel trace --help`)",
+                         argv[1]);
     return cmd_report(argc - 1, argv + 1);
 }
