@@ -46,5 +46,6 @@ int cmd_validate(int argc, char **argv);
 int cmd_validate_gemm_latency(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
+int cmd_llm(int argc, char **argv);
 
 #endif
