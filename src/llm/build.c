@@ -216,17 +216,17 @@ static void layer(builder *b, const llm_config *c, int moe)
     if (moe) {
         gemm(b, "router", t, c->experts, h, 0, 1);
         /* Each device holds experts/ep experts and gets the tokens routed to
-         * them: on average t·k/ep (token, expert) pairs, i.e. t/ep tokens
-         * with k choices each, so the FLOPs over the ep group stay those of
-         * the whole batch. */
+         * them: on average t·k/ep (token, expert) pairs, so the FLOPs over
+         * the ep group stay those of the whole batch. */
         uint64_t routed = (uint64_t)((double)t * (double)c->top_k * (double)h * ab);
         if (ep > 1) add_comm(b, "moe_dispatch_all_to_all", "all_to_all", routed / (uint64_t)ep * (uint64_t)(ep - 1));
+        /* t·k/ep pairs as tokens with k_local ≤ experts/ep choices each */
+        int64_t e_local = c->experts / ep, k_local = c->top_k < e_local ? c->top_k : e_local;
         add_op(b, LLM_K_MOE, "experts", "fused_moe", tp * ep,
                "\"tokens\": %lld, \"hidden\": %lld, \"intermediate\": %lld, \"experts\": %lld, \"top_k\": %lld, "
                "\"gated\": %s, \"dtype\": \"%s\"",
-               (long long)ceil_div(t, ep), (long long)h, (long long)(c->moe_inter / tp), (long long)(c->experts / ep),
-               (long long)(c->top_k < c->experts / ep ? c->top_k : c->experts / ep), c->gated ? "true" : "false",
-               dt(sp->dtype));
+               (long long)ceil_div(t * c->top_k, ep * k_local), (long long)h, (long long)(c->moe_inter / tp),
+               (long long)e_local, (long long)k_local, c->gated ? "true" : "false", dt(sp->dtype));
         if (ep > 1) add_comm(b, "moe_combine_all_to_all", "all_to_all", routed / (uint64_t)ep * (uint64_t)(ep - 1));
         if (c->shared_experts) mlp(b, c, "shared_", t, c->shared_experts * c->moe_inter / tp, tp);
     } else {
