@@ -1087,6 +1087,69 @@ run "$BIN" trace diff "$A" "$B" --hardware no_such_gpu
 fails_cleanly "trace diff --hardware unknown exits 2 with one line" "no_such_gpu"
 run "$BIN" trace diff - - 
 fails_cleanly "trace diff - - exits 2 with one line" "stdin"
+# ---- llm: whole-model rollups -----------------------------------------------
+run "$BIN" llm --config llama3_70b --hardware tests/data/mi300x_golden.yaml --phase decode --context 2048 \
+    --model roofline --only gemm,attention --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert abs(d["latency_s"] * 1e3 - 26.36) <= 0.005, d["latency_s"]
+assert d["params"] == 70553706496, d["params"]
+for k in ("tokens_per_s", "energy_j", "mfu", "by_kind", "layers", "ops"): assert k in d, k
+for k in ("weights_bytes", "kv_cache_bytes", "activation_bytes", "optimizer_bytes", "capacity_bytes"): assert k in d["memory"], k
+us = {o["name"]: o["latency_s"] * 1e6 for o in d["ops"]}
+for n, v in {"q": 25.3, "k": 3.2, "v": 3.2, "o": 25.3, "gate": 88.6, "up": 88.6, "down": 88.6, "attention": 1.6, "lm_head": 396.5}.items():
+    assert round(us[n], 1) == v, (n, us[n])
+assert {b["kind"] for b in d["by_kind"]} == {"gemm", "attention_decode"}
+' "$T/out" 2>"$T/py" && why="$(tail -n 1 "$T/py")"
+[ -z "$why" ]
+report $? "llm: the seed's Llama-3-70B decode on MI300X (26.36 ms/token, per-op us)" "$why"
+run "$BIN" llm --config llama3_70b --hardware tests/data/mi300x_golden.yaml --phase prefill --seq 2048 \
+    --model roofline --only gemm,attention --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert abs(d["latency_s"]*1e3-409.85) <= 0.01, d["latency_s"]' "$T/out" 2>"$T/py" && why="$(tail -n 1 "$T/py")"
+[ -z "$why" ]
+report $? "llm: the seed's Llama-3-70B prefill of 2048 tokens (409.85 ms)" "$why"
+run "$BIN" llm --config llama3_405b --hardware h100_sxm --phase decode
+fails_cleanly "llm: Llama-3-405B bf16 decode on one H100 is refused with the byte counts" "weights 811706777600 .* > 80000000000 bytes"
+run "$BIN" llm --config lama3_70b --hardware h100_sxm --phase decode
+fails_cleanly "llm: an unknown config suggests the nearest" "did you mean 'llama3_70b'"
+printf 'num_hidden_layers: 2\nhidden_size: [1]\nnum_attention_heads: 2\nvocab_size: 8\n' >"$T/bad_model.yaml"
+run "$BIN" llm --config "$T/bad_model.yaml" --hardware h100_sxm --phase decode
+fails_cleanly "llm: a bad config field is one line with file:line and field" "bad_model.yaml:2.*hidden_size"
+run "$BIN" llm --config llama3_70b --hardware h100_sxm --phase decode --tp 3
+fails_cleanly "llm: a tp that does not divide the heads is refused" "tp"
+for m in $("$BIN" llm --list); do
+    case $m in mixtral_8x7b | deepseek_v3 | qwen3_30b_a3b) ep=8 ;; *) ep=1 ;; esac
+    run "$BIN" llm --config "$m" --hardware h200_sxm --phase prefill --seq 128 --tp 4 --pp 2 --ep "$ep" --format csv
+    why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && [ "$(head -n 1 "$T/out")" != "name,kind,layer_group,count,shards,latency_s,flops,bytes,energy_j,bound" ] && why="header: $(head -n 1 "$T/out")"
+    [ -z "$why" ]
+    report $? "llm: $m prefill at tp 4 pp 2 ep $ep predicts every op" "$why"
+done
+run "$BIN" llm --config mixtral_8x7b --hardware h100_sxm --phase train --seq 1024 --tp 8 --ep 8 --format json --emit-workload "$T/wl.jsonl"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ph = {}
+for line in open(sys.argv[2]):
+    o = json.loads(line); assert o["count"] >= 1; ph[o["phase"]] = ph.get(o["phase"], 0) + 1
+assert ph["train_fwd"] == ph["train_bwd"] and ph.get("inference") == 1, ph
+assert d["memory"]["optimizer_bytes"] > 0
+assert any(o["kind"] == "all_to_all" and o["comm_bytes"] > 0 for o in d["ops"])
+' "$T/out" "$T/wl.jsonl" 2>"$T/py" && why="$(tail -n 1 "$T/py")"
+[ -z "$why" ]
+report $? "llm: train has forward, backward and the Adam update; --emit-workload writes one op per line" "$why"
+first=$(head -n 1 "$T/wl.jsonl" | sed 's/^{"count": [0-9]*, /{/')
+printf '%s\n' "$first" >"$T/wl_one.json"
+run "$BIN" predict --hardware h100_sxm --op "$T/wl_one.json"
+one_json_line "llm: an --emit-workload line (less count) is an op predict reads"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

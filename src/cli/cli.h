@@ -47,5 +47,6 @@ int cmd_validate_gemm_latency(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_trace_diff(int argc, char **argv); /* cmd_trace_diff.c */
+int cmd_llm(int argc, char **argv);
 
 #endif

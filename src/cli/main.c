@@ -20,6 +20,7 @@ static const char usage[] =
     "  validate-gemm-latency  score GEMM latency models on measured CSVs (fixed overhead calibrated)\n"
     "  calibrate              fit one hardware's efficiency and overhead parameters to measurements\n"
     "  trace report           measured kernels of a PyTorch profiler trace beside the model\n"
+    "  llm                    one prefill, decode or training step of a whole model (configs/models)\n"
     "\n"
     "Run `opmodel <command> --help` for a command's options.  `opmodel --version` prints the version.\n"
     "Exit status: 0 ok, 1 some batch lines failed, 2 usage or input error.\n";
@@ -82,5 +83,6 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "validate-gemm-latency")) return cmd_validate_gemm_latency(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate")) return cmd_calibrate(argc - 1, argv + 1);
     if (!strcmp(cmd, "trace")) return cmd_trace(argc - 1, argv + 1);
+    if (!strcmp(cmd, "llm")) return cmd_llm(argc - 1, argv + 1);
     return cli_usage("unknown command '%s' (see `opmodel --help`)", cmd);
 }

@@ -1,0 +1,445 @@
+/* build.c — the ordered op list of one whole-model step (prefill, decode or
+ * training) after tensor, pipeline and expert parallel sharding, its memory
+ * per device, and its prediction with a per-op model.
+ *
+ * Ops are built as short-form JSON text and parsed by the op reader, so each
+ * one is exactly what `opmodel predict` would read (and what
+ * --emit-workload writes back).  One layer's ops are built once per layer
+ * group (dense, MoE) and carry a count, which keeps a 126-layer model at a
+ * few dozen predictions.
+ *
+ * Conventions (documented in docs/llm.md):
+ *  - `count` is the op's instances along the step's critical path: with one
+ *    micro-batch the pipeline stages run one after another, so every layer
+ *    is on it; per-device memory divides the layers by pp.
+ *  - `shards` is how many devices split the op; model totals (FLOPs) are
+ *    per-device × shards, so they do not depend on tp/pp/ep.  Replicated ops
+ *    (norms, residual adds, the router) have shards 1 and count once.
+ *  - prefill runs the LM head over every token (the seed's rollup does). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "llm_internal.h"
+#include "../core/internal.h"
+
+typedef struct builder {
+    llm_step *s;
+    size_t cap;
+    const llm_step_spec *spec;
+    unsigned mask;
+    opm_phase phase;
+    int group;
+    int64_t count;
+    opm_error *err;
+    int failed;
+} builder;
+
+static int keep(const builder *b, unsigned kind) { return !b->mask || (b->mask & kind); }
+
+static llm_step_op *push(builder *b, const char *name, const char *kind, int64_t shards)
+{
+    if (b->failed) return NULL;
+    if (opm_array_grow((void **)&b->s->ops, &b->cap, b->s->n_ops + 1, sizeof *b->s->ops)) {
+        b->failed = opm_err(b->err, OPM_ENOMEM, "", "out of memory");
+        return NULL;
+    }
+    llm_step_op *o = &b->s->ops[b->s->n_ops++];
+    memset(o, 0, sizeof *o);
+    opm_strlcpy(o->name, name, sizeof o->name);
+    opm_strlcpy(o->kind, kind, sizeof o->kind);
+    o->group = b->group;
+    o->count = b->count;
+    o->shards = shards;
+    return o;
+}
+
+/* An op from short-form JSON fields (without name, kind, phase). */
+static void add_op(builder *b, unsigned kgroup, const char *name, const char *kind, int64_t shards,
+                   const char *fmt, ...) OPM_PRINTF(6, 7);
+static void add_op(builder *b, unsigned kgroup, const char *name, const char *kind, int64_t shards,
+                   const char *fmt, ...)
+{
+    if (b->failed || !keep(b, kgroup)) return;
+    char fields[512], text[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fields, sizeof fields, fmt, ap);
+    va_end(ap);
+    snprintf(text, sizeof text, "{\"name\": \"%s\", \"kind\": \"%s\", \"phase\": \"%s\", %s}", name, kind,
+             opm_phase_name(b->phase), fields);
+    opm_op *op = opm_op_parse_string(text, strlen(text), OPM_FORMAT_JSON, name, 1, b->err);
+    if (!op) {
+        b->failed = b->err ? (int)b->err->code : OPM_EINVAL;
+        if (!b->failed) b->failed = OPM_EINVAL;
+        return;
+    }
+    llm_step_op *o = push(b, name, kind, shards);
+    if (!o) {
+        opm_op_free(op);
+        return;
+    }
+    o->op = op;
+}
+
+static void add_comm(builder *b, const char *name, const char *kind, uint64_t bytes)
+{
+    if (b->failed || !keep(b, LLM_K_COMM) || !bytes) return;
+    llm_step_op *o = push(b, name, kind, 1);
+    if (o) o->comm_bytes = bytes;
+}
+
+static const char *dt(opm_dtype d) { return opm_dtype_name(d); }
+
+static void gemm(builder *b, const char *name, int64_t m, int64_t n, int64_t k, int bias, int64_t shards)
+{
+    add_op(b, LLM_K_GEMM, name, "gemm", shards, "\"m\": %lld, \"n\": %lld, \"k\": %lld, \"dtype\": \"%s\"%s",
+           (long long)m, (long long)n, (long long)k, dt(b->spec->dtype), bias ? ", \"bias\": true" : "");
+}
+
+static void norm(builder *b, const llm_config *c, const char *name, int64_t rows, int64_t width)
+{
+    add_op(b, LLM_K_NORM, name, c->layernorm ? "layernorm" : "rmsnorm", 1,
+           "\"shape\": [%lld, %lld], \"dtype\": \"%s\"", (long long)rows, (long long)width, dt(b->spec->dtype));
+}
+
+static void residual(builder *b, const char *name, int64_t t, int64_t h)
+{
+    add_op(b, LLM_K_ELEMENTWISE, name, "elementwise", 1,
+           "\"op\": \"add\", \"inputs\": [[%lld, %lld], [%lld, %lld]], \"dtype\": \"%s\"", (long long)t, (long long)h,
+           (long long)t, (long long)h, dt(b->spec->dtype));
+}
+
+static void mlp(builder *b, const llm_config *c, const char *prefix, int64_t t, int64_t inter_local, int64_t tp)
+{
+    char n1[48], n2[48], n3[48], n4[48];
+    snprintf(n1, sizeof n1, "%sgate", prefix);
+    snprintf(n2, sizeof n2, "%sup", prefix);
+    snprintf(n3, sizeof n3, "%sact", prefix);
+    snprintf(n4, sizeof n4, "%sdown", prefix);
+    int64_t h = c->hidden;
+    if (c->gated) gemm(b, n1, t, inter_local, h, 0, tp);
+    gemm(b, n2, t, inter_local, h, c->all_bias, tp);
+    if (c->gated)
+        add_op(b, LLM_K_ELEMENTWISE, n3, "elementwise", tp,
+               "\"op\": \"silu_mul\", \"inputs\": [[%lld, %lld], [%lld, %lld]], \"dtype\": \"%s\"", (long long)t,
+               (long long)inter_local, (long long)t, (long long)inter_local, dt(b->spec->dtype));
+    else
+        add_op(b, LLM_K_ELEMENTWISE, n3, "elementwise", tp, "\"op\": \"gelu\", \"shape\": [%lld, %lld], \"dtype\": \"%s\"",
+               (long long)t, (long long)inter_local, dt(b->spec->dtype));
+    gemm(b, n4, t, h, inter_local, c->all_bias, tp);
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* One decoder (or encoder) layer of the given type, per device. */
+static void layer(builder *b, const llm_config *c, int moe)
+{
+    const llm_step_spec *sp = b->spec;
+    int64_t tp = sp->tp, ep = sp->ep, h = c->hidden;
+    int64_t bsz = sp->batch, sq = sp->phase == LLM_DECODE ? 1 : sp->seq;
+    int64_t t = bsz * sq;
+    int64_t skv = sp->phase == LLM_DECODE ? sp->context : sp->context + sp->seq;
+    int64_t nh = c->heads / tp;
+    double ab = opm_dtype_bytes(sp->dtype);
+    const char *kvd = dt(sp->kv_dtype);
+
+    norm(b, c, "attn_norm", t, h);
+    if (c->mla) {
+        int64_t qk = c->qk_nope + c->qk_rope;
+        if (c->q_lora) {
+            gemm(b, "q_a", t, c->q_lora, h, 0, 1);
+            norm(b, c, "q_a_norm", t, c->q_lora);
+            gemm(b, "q_b", t, nh * qk, c->q_lora, 0, tp);
+        } else {
+            gemm(b, "q", t, nh * qk, h, 0, tp);
+        }
+        gemm(b, "kv_a", t, c->kv_lora + c->qk_rope, h, 0, 1);
+        norm(b, c, "kv_a_norm", t, c->kv_lora);
+        add_op(b, LLM_K_ROPE, "rope", "rope", tp,
+               "\"batch\": %lld, \"seq\": %lld, \"heads\": %lld, \"kv_heads\": 1, \"head_dim\": %lld, \"dtype\": \"%s\"",
+               (long long)bsz, (long long)sq, (long long)nh, (long long)c->qk_rope, dt(sp->dtype));
+        if (sp->phase == LLM_DECODE) {
+            /* Absorbed MLA (FlashMLA, vLLM/SGLang decode): queries move into
+             * the latent space, attention is MQA over the cached latents
+             * (kv_lora + rope wide), and the values come back per head. */
+            add_op(b, LLM_K_GEMM, "q_absorb", "batched_gemm", tp,
+                   "\"batch\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld, \"dtype\": \"%s\"", (long long)nh,
+                   (long long)t, (long long)c->kv_lora, (long long)c->qk_nope, dt(sp->dtype));
+            add_op(b, LLM_K_ATTENTION, "attention", "attention_decode", tp,
+                   "\"batch\": %lld, \"seq_kv\": %lld, \"heads\": %lld, \"kv_heads\": 1, \"head_dim_qk\": %lld, "
+                   "\"head_dim_v\": %lld, \"dtype\": \"%s\", \"kv_dtype\": \"%s\"",
+                   (long long)bsz, (long long)skv, (long long)nh, (long long)(c->kv_lora + c->qk_rope),
+                   (long long)c->kv_lora, dt(sp->dtype), kvd);
+            add_op(b, LLM_K_GEMM, "v_up", "batched_gemm", tp,
+                   "\"batch\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld, \"dtype\": \"%s\"", (long long)nh,
+                   (long long)t, (long long)c->v_head, (long long)c->kv_lora, dt(sp->dtype));
+        } else {
+            gemm(b, "kv_b", skv * bsz, nh * (c->qk_nope + c->v_head), c->kv_lora, 0, tp);
+            add_op(b, LLM_K_ATTENTION, "attention", sp->phase == LLM_PREFILL ? "attention_prefill" : "attention", tp,
+                   "\"batch\": %lld, \"seq_q\": %lld, \"seq_kv\": %lld, \"heads\": %lld, \"head_dim_qk\": %lld, "
+                   "\"head_dim_v\": %lld, \"causal\": true, \"dtype\": \"%s\"",
+                   (long long)bsz, (long long)sq, (long long)skv, (long long)nh, (long long)qk, (long long)c->v_head,
+                   dt(sp->dtype));
+        }
+        gemm(b, "o", t, h, nh * c->v_head, 0, tp);
+    } else {
+        int64_t nkv = c->kv_heads >= tp ? c->kv_heads / tp : 1, hd = c->head_dim;
+        int64_t kv_shards = c->kv_heads >= tp ? tp : c->kv_heads;
+        int bias = c->qkv_bias || c->all_bias;
+        gemm(b, "q", t, nh * hd, h, bias, tp);
+        gemm(b, "k", t, nkv * hd, h, bias, kv_shards);
+        gemm(b, "v", t, nkv * hd, h, bias, kv_shards);
+        if (c->qk_norm) add_op(b, LLM_K_NORM, "qk_norm", "rmsnorm", tp, "\"shape\": [%lld, %lld], \"dtype\": \"%s\"",
+                               (long long)(t * (nh + nkv)), (long long)hd, dt(sp->dtype));
+        if (!c->learned_pos)
+            add_op(b, LLM_K_ROPE, "rope", "rope", tp,
+                   "\"batch\": %lld, \"seq\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"head_dim\": %lld, \"dtype\": \"%s\"",
+                   (long long)bsz, (long long)sq, (long long)nh, (long long)nkv, (long long)hd, dt(sp->dtype));
+        if (sp->phase == LLM_DECODE)
+            add_op(b, LLM_K_ATTENTION, "attention", "attention_decode", tp,
+                   "\"batch\": %lld, \"seq_kv\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"head_dim\": %lld, "
+                   "\"dtype\": \"%s\", \"kv_dtype\": \"%s\"",
+                   (long long)bsz, (long long)skv, (long long)nh, (long long)nkv, (long long)hd, dt(sp->dtype), kvd);
+        else
+            add_op(b, LLM_K_ATTENTION, "attention", sp->phase == LLM_PREFILL ? "attention_prefill" : "attention", tp,
+                   "\"batch\": %lld, \"seq_q\": %lld, \"seq_kv\": %lld, \"heads\": %lld, \"kv_heads\": %lld, "
+                   "\"head_dim\": %lld, \"causal\": %s, \"dtype\": \"%s\"",
+                   (long long)bsz, (long long)sq, (long long)skv, (long long)nh, (long long)nkv, (long long)hd,
+                   c->encoder ? "false" : "true", dt(sp->dtype));
+        gemm(b, "o", t, h, nh * hd, c->all_bias, tp);
+    }
+    uint64_t act = (uint64_t)((double)t * (double)h * ab);
+    if (tp > 1) add_comm(b, "attn_all_reduce", "all_reduce", act);
+    residual(b, "attn_residual", t, h);
+    norm(b, c, "mlp_norm", t, h);
+    if (moe) {
+        gemm(b, "router", t, c->experts, h, 0, 1);
+        /* Each device holds experts/ep experts and gets the tokens routed to
+         * them: on average t·k/ep (token, expert) pairs, so the FLOPs over
+         * the ep group stay those of the whole batch. */
+        uint64_t routed = (uint64_t)((double)t * (double)c->top_k * (double)h * ab);
+        if (ep > 1) add_comm(b, "moe_dispatch_all_to_all", "all_to_all", routed / (uint64_t)ep * (uint64_t)(ep - 1));
+        /* t·k/ep pairs as tokens with k_local ≤ experts/ep choices each */
+        int64_t e_local = c->experts / ep, k_local = c->top_k < e_local ? c->top_k : e_local;
+        add_op(b, LLM_K_MOE, "experts", "fused_moe", tp * ep,
+               "\"tokens\": %lld, \"hidden\": %lld, \"intermediate\": %lld, \"experts\": %lld, \"top_k\": %lld, "
+               "\"gated\": %s, \"dtype\": \"%s\"",
+               (long long)ceil_div(t * c->top_k, ep * k_local), (long long)h, (long long)(c->moe_inter / tp),
+               (long long)e_local, (long long)k_local, c->gated ? "true" : "false", dt(sp->dtype));
+        if (ep > 1) add_comm(b, "moe_combine_all_to_all", "all_to_all", routed / (uint64_t)ep * (uint64_t)(ep - 1));
+        if (c->shared_experts) mlp(b, c, "shared_", t, c->shared_experts * c->moe_inter / tp, tp);
+    } else {
+        mlp(b, c, "", t, c->intermediate / tp, tp);
+    }
+    if (tp > 1) add_comm(b, "mlp_all_reduce", "all_reduce", act);
+    residual(b, "mlp_residual", t, h);
+}
+
+int llm_kinds_parse(const char *list, unsigned *mask, opm_error *err)
+{
+    static const struct { const char *name; unsigned bit; } names[] = {
+        {"gemm", LLM_K_GEMM}, {"attention", LLM_K_ATTENTION}, {"norm", LLM_K_NORM},
+        {"elementwise", LLM_K_ELEMENTWISE}, {"rope", LLM_K_ROPE}, {"embedding", LLM_K_EMBEDDING},
+        {"moe", LLM_K_MOE}, {"comm", LLM_K_COMM}, {"optimizer", LLM_K_OPTIMIZER},
+    };
+    *mask = 0;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        size_t i = 0;
+        for (; i < sizeof names / sizeof names[0]; i++)
+            if (strlen(names[i].name) == n && !strncmp(names[i].name, p, n)) break;
+        if (i == sizeof names / sizeof names[0])
+            return opm_err(err, OPM_EINVAL, "only",
+                           "unknown kind '%.*s' (gemm, attention, norm, elementwise, rope, embedding, moe, comm, optimizer)",
+                           (int)n, p);
+        *mask |= names[i].bit;
+        p += n;
+        if (*p == ',') p++;
+    }
+    return 0;
+}
+
+void llm_step_free(llm_step *s)
+{
+    for (size_t i = 0; i < s->n_ops; i++) opm_op_free(s->ops[i].op);
+    free(s->ops);
+    memset(s, 0, sizeof *s);
+}
+
+/* Weights on one device: layers split by pp (the largest stage), matrices
+ * by tp, experts by ep; norms and the router replicated; the embedding and
+ * head split by tp (vocabulary parallel) and counted on every stage, which
+ * over-states a middle stage by at most one table. */
+static uint64_t params_per_device(const llm_config *c, const llm_step_spec *sp)
+{
+    uint64_t tp = (uint64_t)sp->tp, ep = (uint64_t)sp->ep, h = (uint64_t)c->hidden, v = (uint64_t)c->vocab;
+    int64_t per_stage = ceil_div(c->layers, sp->pp);
+    uint64_t norms = 2 * llm_norm_params(c);
+    uint64_t dense = llm_attn_params(c) / tp + norms + llm_mlp_params(c, c->intermediate) / tp;
+    uint64_t moe = llm_attn_params(c) / tp + norms + h * (uint64_t)c->experts +
+                   (uint64_t)c->experts * llm_mlp_params(c, c->moe_inter) / (tp * ep) +
+                   (uint64_t)c->shared_experts * llm_mlp_params(c, c->moe_inter) / tp;
+    uint64_t p = 0;
+    /* the stage with the most MoE layers: the last ones */
+    for (int64_t l = c->layers - per_stage; l < c->layers; l++) p += llm_layer_is_moe(c, l) ? moe : dense;
+    p += (v * h + (c->tied ? 0 : v * h)) / tp + llm_norm_params(c);
+    if (c->learned_pos) p += (uint64_t)(c->max_pos + c->type_vocab) * h;
+    return p;
+}
+
+int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, opm_error *err)
+{
+    memset(s, 0, sizeof *s);
+    opm_error_clear(err);
+    if (sp->batch < 1 || sp->seq < 1 || sp->context < 0 || sp->tp < 1 || sp->pp < 1 || sp->ep < 1)
+        return opm_err(err, OPM_EINVAL, "batch", "batch, seq, tp, pp and ep must be at least 1 and context at least 0");
+    if (sp->phase == LLM_DECODE && sp->context < 1)
+        return opm_err(err, OPM_EINVAL, "context", "decode needs --context ≥ 1 (the tokens attended to)");
+    if (c->encoder && sp->phase == LLM_DECODE)
+        return opm_err(err, OPM_EUNSUPPORTED, "phase", "%s is an encoder: it has no decode step", c->name);
+    if (c->heads % sp->tp || c->intermediate % sp->tp || (c->experts && c->moe_inter % sp->tp) ||
+        (c->kv_heads > sp->tp ? c->kv_heads % sp->tp : sp->tp % c->kv_heads))
+        return opm_err(err, OPM_EINVAL, "tp",
+                       "%lld does not divide the heads (%lld), kv heads (%lld) and intermediate sizes (%lld, %lld)",
+                       (long long)sp->tp, (long long)c->heads, (long long)c->kv_heads, (long long)c->intermediate,
+                       (long long)c->moe_inter);
+    if (sp->pp > c->layers)
+        return opm_err(err, OPM_EINVAL, "pp", "%lld stages for %lld layers", (long long)sp->pp, (long long)c->layers);
+    if (sp->ep > 1 && (!c->experts || c->experts % sp->ep))
+        return opm_err(err, OPM_EINVAL, "ep", "%lld does not divide the experts (%lld)", (long long)sp->ep,
+                       (long long)c->experts);
+
+    builder b = {s, 0, sp, sp->kinds_mask, OPM_PHASE_INFERENCE, -1, 1, err, 0};
+    b.phase = sp->phase == LLM_PREFILL ? OPM_PHASE_PREFILL : sp->phase == LLM_DECODE ? OPM_PHASE_DECODE
+                                                                                       : OPM_PHASE_TRAIN_FWD;
+    int64_t sq = sp->phase == LLM_DECODE ? 1 : sp->seq, t = sp->batch * sq, h = c->hidden;
+    s->tokens = t;
+    s->out_tokens = sp->phase == LLM_DECODE ? sp->batch : t;
+    double ab = opm_dtype_bytes(sp->dtype);
+
+    /* Layer groups: leading dense layers, then MoE layers. */
+    int64_t n_dense = c->experts ? c->first_dense : c->layers;
+    if (n_dense) s->groups[s->n_groups++] = (llm_layer_group){0, n_dense, ""};
+    if (n_dense < c->layers) s->groups[s->n_groups++] = (llm_layer_group){n_dense, c->layers - n_dense, "moe"};
+    opm_strlcpy(s->groups[0].label, c->encoder ? "encoder" : n_dense ? "dense" : "moe", sizeof s->groups[0].label);
+
+    {
+        b.group = -1;
+        b.count = 1;
+        add_op(&b, LLM_K_EMBEDDING, "embed", "embedding", 1,
+               "\"tokens\": %lld, \"vocab\": %lld, \"dim\": %lld, \"dtype\": \"%s\"", (long long)t, (long long)c->vocab,
+               (long long)h, dt(sp->dtype));
+        for (size_t g = 0; g < s->n_groups; g++) {
+            b.group = (int)g;
+            b.count = s->groups[g].count;
+            layer(&b, c, s->groups[g].label[0] == 'm');
+        }
+        b.group = -1;
+        b.count = 1;
+        b.count = sp->pp - 1; /* one activation send per stage boundary */
+        if (sp->pp > 1) add_comm(&b, "pipeline_send", "p2p", (uint64_t)((double)t * (double)h * ab));
+        b.count = 1;
+        if (!c->encoder) {
+            norm(&b, c, "final_norm", t, h);
+            int64_t head_rows = sp->phase == LLM_DECODE ? sp->batch : t;
+            gemm(&b, "lm_head", head_rows, ceil_div(c->vocab, sp->tp), h, 0, sp->tp);
+        }
+    }
+    if (sp->phase == LLM_TRAIN && !b.failed) {
+        /* Backward: every forward op again in train_bwd, in reverse order. */
+        size_t nf = s->n_ops;
+        for (size_t i = nf; i-- > 0 && !b.failed;) {
+            opm_op *op = NULL;
+            if (s->ops[i].op && !(op = opm_op_clone(s->ops[i].op, err))) {
+                b.failed = OPM_ENOMEM;
+                break;
+            }
+            if (op) opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD);
+            char name[48], kind[24];
+            snprintf(name, sizeof name, "%.38s_bwd", s->ops[i].name);
+            opm_strlcpy(kind, s->ops[i].kind, sizeof kind);
+            b.group = s->ops[i].group;
+            b.count = s->ops[i].count;
+            int64_t shards = s->ops[i].shards;
+            uint64_t cb = s->ops[i].comm_bytes;
+            llm_step_op *o = push(&b, name, kind, shards); /* may move s->ops */
+            if (!o) {
+                opm_op_free(op);
+                break;
+            }
+            o->op = op;
+            o->comm_bytes = cb;
+        }
+    }
+
+    s->params = llm_config_params(c);
+    s->params_per_device = params_per_device(c, sp);
+    double wb = opm_dtype_bytes(sp->dtype);
+    s->weights_bytes = (uint64_t)((double)s->params_per_device * wb);
+    if (sp->phase != LLM_TRAIN) {
+        int64_t cached = sp->phase == LLM_DECODE ? sp->context : sp->context + sp->seq;
+        double per_tok = c->mla ? (double)(c->kv_lora + c->qk_rope)
+                                : 2.0 * (double)(c->kv_heads >= sp->tp ? c->kv_heads / sp->tp : 1) * (double)c->head_dim;
+        s->kv_cache_bytes = (uint64_t)((double)sp->batch * (double)cached * (double)ceil_div(c->layers, sp->pp) *
+                                       per_tok * opm_dtype_bytes(sp->kv_dtype));
+        /* Working set: a layer's widest activations twice (in and out) and
+         * the logits. */
+        double width = (double)h;
+        double inter = (double)(c->gated ? 2 : 1) * (double)(c->experts ? c->moe_inter * c->top_k : c->intermediate) /
+                       (double)sp->tp;
+        if (inter > width) width = inter;
+        double logits = (double)(sp->phase == LLM_DECODE ? sp->batch : t) * (double)ceil_div(c->vocab, sp->tp);
+        s->activation_bytes = (uint64_t)((2.0 * (double)t * width + logits) * ab);
+    } else {
+        /* Saved activations with flash attention (Korthikanti et al. 2022,
+         * "Reducing Activation Recomputation", 34·s·b·h bytes per layer at
+         * 16-bit without the s² term), split by tp, layers by pp. */
+        s->activation_bytes = (uint64_t)(34.0 * (double)t * (double)h / (double)sp->tp *
+                                         (double)ceil_div(c->layers, sp->pp) * ab / 2.0);
+        /* Mixed-precision Adam: fp32 master weights, two fp32 moments and the
+         * gradient in the training dtype. */
+        s->optimizer_bytes = (uint64_t)((double)s->params_per_device * (12.0 + wb));
+        if (keep(&b, LLM_K_OPTIMIZER) && !b.failed) {
+            b.group = -1;
+            b.count = 1;
+            b.phase = OPM_PHASE_INFERENCE;
+            /* Adam's update reads weight, grad, m, v and writes them back; as
+             * one elementwise pass over the device's parameters in fp32
+             * (reads counted; the three extra writes are not). */
+            uint64_t n = s->params_per_device;
+            add_op(&b, LLM_K_OPTIMIZER, "adam_update", "elementwise", (int64_t)(sp->tp * sp->pp * sp->ep),
+                   "\"op\": \"adam\", \"op_count_per_element\": 12, \"inputs\": [[%llu], [%llu], [%llu], [%llu]], \"dtype\": \"fp32\"",
+                   (unsigned long long)n, (unsigned long long)n, (unsigned long long)n, (unsigned long long)n);
+        }
+    }
+    if (b.failed) {
+        int rc = b.failed;
+        llm_step_free(s);
+        return rc;
+    }
+    return 0;
+}
+
+int llm_step_predict(llm_step *s, const llm_step_spec *sp, const opm_hardware *hw, opm_error *err)
+{
+    const opm_model *m = opm_model_find(sp->model);
+    if (!m) return opm_err(err, OPM_ENOTFOUND, "model", "no model named '%s' (see `opmodel models`)", sp->model);
+    /* The hardware format has no link (NVLink, xGMI, ICI) fields yet, so
+     * communication is reported with its bytes and zero time. */
+    s->has_link = 0;
+    for (size_t i = 0; i < s->n_ops; i++) {
+        llm_step_op *o = &s->ops[i];
+        if (!o->op) {
+            memset(&o->prof, 0, sizeof o->prof);
+            continue;
+        }
+        int rc = opm_predict(m->name, o->op, hw, &o->prof, err);
+        if (rc) {
+            opm_err_prefix(err, o->name);
+            return rc;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,98 @@
+/* llm.h — whole-model step rollups (library-internal, not installed): model
+ * architecture configs (configs/models/NAME.yaml, embedded, or a user's file or
+ * a HuggingFace config.json), the ordered op list of one prefill, decode or
+ * training step after tensor/pipeline/expert-parallel sharding, and its
+ * prediction summed with a per-op model.  The CLI's `opmodel llm` prints it.
+ *
+ * Nothing here prints or keeps global state; errors come back in opm_error
+ * with "file:line:col: field: ..." where a config field is at fault. */
+#ifndef OPM_LLM_H
+#define OPM_LLM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "opmodel/opmodel.h"
+
+/* ---- model configs (config.c) ---- */
+
+typedef struct llm_config llm_config; /* opaque */
+
+/* Built-in name (file stem of configs/models/NAME.yaml; '.' reads as '_', so
+ * "qwen2.5_7b" finds qwen2_5_7b) or a path to YAML or JSON. */
+llm_config *llm_config_open(const char *name_or_path, opm_error *err);
+llm_config *llm_config_load_string(const char *text, size_t len, const char *source, opm_error *err);
+void llm_config_free(llm_config *c);
+size_t llm_config_builtin_count(void);
+const char *llm_config_builtin_name(size_t i);
+
+const char *llm_config_name(const llm_config *c);
+/* Total parameters computed from the architecture (embeddings, every layer,
+ * final norm, untied head; MoE: all experts). */
+uint64_t llm_config_params(const llm_config *c);
+/* The published total the config file cites (0 when it gives none). */
+double llm_config_published_params(const llm_config *c);
+int64_t llm_config_layers(const llm_config *c);
+
+/* ---- one step (build.c) ---- */
+
+typedef enum llm_phase { LLM_PREFILL, LLM_DECODE, LLM_TRAIN } llm_phase;
+
+typedef struct llm_step_spec {
+    llm_phase phase;
+    int64_t batch;          /* sequences */
+    int64_t seq;            /* new tokens per sequence (prefill, train); decode: 1 */
+    int64_t context;        /* decode: tokens already in the KV cache; prefill: cached prefix */
+    opm_dtype dtype;        /* weights and activations */
+    opm_dtype kv_dtype;
+    int64_t tp, pp, ep;
+    const char *model;      /* per-op model name */
+    unsigned kinds_mask;    /* bit per LLM_KIND_* group kept; 0: all */
+} llm_step_spec;
+
+/* Kind groups that --only selects. */
+enum {
+    LLM_K_GEMM = 1u << 0, LLM_K_ATTENTION = 1u << 1, LLM_K_NORM = 1u << 2,
+    LLM_K_ELEMENTWISE = 1u << 3, LLM_K_ROPE = 1u << 4, LLM_K_EMBEDDING = 1u << 5,
+    LLM_K_MOE = 1u << 6, LLM_K_COMM = 1u << 7, LLM_K_OPTIMIZER = 1u << 8
+};
+/* Parses "gemm,attention" into a mask; 0 or OPM_EINVAL naming the word. */
+int llm_kinds_parse(const char *list, unsigned *mask, opm_error *err);
+
+/* One distinct op of the step, run `count` times per step on one device. */
+typedef struct llm_step_op {
+    opm_op *op;              /* NULL for a communication op */
+    char name[48];
+    char kind[24];           /* opm kind name, or all_reduce / all_to_all / p2p */
+    int group;               /* layer group index, -1 outside the layers */
+    int64_t count;           /* instances per step on one device */
+    int64_t shards;          /* devices that split it (model totals = per-device × shards) */
+    uint64_t comm_bytes;     /* communication ops: bytes each device sends */
+    opm_profile prof;        /* filled by llm_step_predict */
+} llm_step_op;
+
+typedef struct llm_layer_group {
+    int64_t first, count;    /* decoder layers [first, first+count) */
+    char label[24];          /* "dense", "moe", "encoder" */
+} llm_layer_group;
+
+typedef struct llm_step {
+    llm_step_op *ops;
+    size_t n_ops;
+    llm_layer_group groups[4];
+    size_t n_groups;
+    int64_t tokens;          /* tokens processed per step (all sequences) */
+    int64_t out_tokens;      /* tokens generated or trained on per step */
+    /* Memory per device, bytes. */
+    uint64_t weights_bytes, kv_cache_bytes, activation_bytes, optimizer_bytes;
+    uint64_t params;         /* whole model */
+    uint64_t params_per_device;
+    int has_link;            /* 0: communication untimed (no link fields in the hardware) */
+} llm_step;
+
+/* Builds the op list.  0 or a status; on failure *step is empty. */
+int llm_step_build(const llm_config *c, const llm_step_spec *spec, llm_step *step, opm_error *err);
+/* Predicts every op on hw with spec->model. */
+int llm_step_predict(llm_step *step, const llm_step_spec *spec, const opm_hardware *hw, opm_error *err);
+void llm_step_free(llm_step *step);
+
+#endif
