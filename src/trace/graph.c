@@ -274,7 +274,7 @@ static int find_windows(merger *m)
             }
         }
         if (j == m->n_host)
-            continue;               /* never ended: nothing was captured */
+            break;                  /* never ended: stop, so unended begins cannot cost n² scans */
         if (grow(&m->win, &m->cap_win, m->n_win + 1, sizeof *m->win))
             return oom(m);
         window *w = &m->win[m->n_win++];
