@@ -1150,6 +1150,44 @@ first=$(head -n 1 "$T/wl.jsonl" | sed 's/^{"count": [0-9]*, /{/')
 printf '%s\n' "$first" >"$T/wl_one.json"
 run "$BIN" predict --hardware h100_sxm --op "$T/wl_one.json"
 one_json_line "llm: an --emit-workload line (less count) is an op predict reads"
+# ---- graph traces (--capture, --window): sglang_decode, one hipGraphLaunch replaying 544 kernels ----
+GR=tests/data/traces/sglang_decode
+run "$BIN" trace report "$GR/trace.json.gz" --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q '"graph_launches": {"launches": 1, "gpu_events": 544, "kernel_time_s": 0.009656404}' "$T/out" && why="$(grep graph_launches "$T/out")"
+[ -z "$why" ]
+report $? "trace report: without --capture the JSON says 544 GPU events, 9.656 ms sit in 1 graph launch" "$why"
+run "$BIN" trace report "$GR/trace.json.gz" --top 1
+grep -q '^  in graph launches (1) *9656.404' "$T/out"
+report $? "trace report: the timeline table has the in-graph-launches line" "$(grep 'graph' "$T/out")"
+for cap in "$GR/capture" "$GR/capture/bs_32_rank0.json.gz"; do
+    run "$BIN" trace report "$GR/trace.json.gz" --capture "$cap" --format csv
+    why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && why=$(python3 tools/graph_match.py "$T/out" "$GR/unified_perf_summary.csv" --tracelens-names |
+        python3 -c 'import json,sys; j=json.load(sys.stdin); print("" if j["matched_pct"] >= 95 and j["graph_launch_pct"] < 5 else j)')
+    [ -z "$why" ]
+    report $? "trace report --capture $cap: >= 95% of the reference kernel time matched by key, count and time, < 5% in graph launches" "$why"
+done
+run "$BIN" trace report "$GR/trace.json.gz" --capture "$GR/capture" --format json
+grep -q '"graph_launches": {"launches": 1, "gpu_events": 0, "kernel_time_s": 0}' "$T/out"
+report $? "trace report --capture: nothing left under the graph launch" "$(grep graph_launches "$T/out")"
+mkdir -p "$T/caps" && cp "$GR/capture/bs_32_rank0.json.gz" "$T/caps/a.json.gz" && cp "$GR/capture/bs_32_rank0.json.gz" "$T/caps/b.json"
+run "$BIN" trace report "$GR/trace.json.gz" --capture "$T/caps"
+fails_cleanly "trace report --capture DIR with two traces: one line, exit 2" "more than one capture trace"
+run "$BIN" trace report "$GR/trace.json.gz" --capture "$T/nonexistent.json"
+fails_cleanly "trace report --capture of a missing file: one line, exit 2"
+for w in "5" "5:1" "-1:3" "a:b" "1:" ; do
+    run "$BIN" trace report "$GR/trace.json.gz" --window "$w"
+    fails_cleanly "trace report --window $w: one line, exit 2" "window"
+done
+run "$BIN" trace report "$GR/trace.json.gz" --window 0:0.001 --format json
+grep -q '"groups": \[\]' "$T/out"
+report $? "trace report --window 0:0.001: a window with no whole event gives an empty report" "$(head -c 300 "$T/out")"
+run "$BIN" trace report "$GR/trace.json.gz" --window 0:1e9 --format csv
+cmp -s "$T/out" <("$BIN" trace report "$GR/trace.json.gz" --format csv 2>/dev/null)
+report $? "trace report --window covering the whole trace changes nothing"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -69,6 +69,36 @@ OPM_API const char *opm_trace_device_name(const opm_trace *t, size_t i);
  * NULL when the name is not recognised. */
 OPM_API const char *opm_hardware_detect(const char *device_name);
 
+/* ---- CUDA/HIP graphs and windows ---- */
+
+/* What opm_trace_merge_capture did. */
+typedef struct opm_trace_graph_stats {
+    uint64_t windows;             /* captured graphs found in the capture trace */
+    uint64_t launches;            /* graph launches (cudaGraphLaunch/hipGraphLaunch) in the run */
+    uint64_t launches_matched;    /* launches whose kernels were attributed */
+    uint64_t gpu_events;          /* GPU events those launches replayed */
+    uint64_t gpu_events_matched;  /* of them, paired with a captured launch call */
+} opm_trace_graph_stats;
+
+/* Attributes the kernels that graph launches in `run` replayed to the ops
+ * recorded in `capture` while the graphs were captured (the capture trace of
+ * the same process), by matching the captured launch calls' kernel names
+ * and order to the replayed kernels (docs/trace.md, "Graph traces"); a
+ * report of `run` then groups them as an eager trace would.  One captured
+ * graph serves every launch; several are paired with the launches in time
+ * order (launch i replays graph i mod their count), and when the launch
+ * count is not a multiple of theirs nothing is attributed.  Modifies `run`:
+ * call it before sharing the trace.  After an error `run` must only be
+ * freed.  Returns 0 (stats filled; launches left unmatched are not an
+ * error) or OPM_ENOMEM / OPM_EINVAL. */
+OPM_API int opm_trace_merge_capture(opm_trace *run, const opm_trace *capture, opm_trace_graph_stats *stats,
+                                    opm_error *err);
+
+/* Keeps only the events that lie wholly inside [start_s, end_s], seconds
+ * from the trace's earliest event (flows: their time point inside).
+ * OPM_EINVAL unless 0 <= start_s < end_s. */
+OPM_API int opm_trace_keep_window(opm_trace *t, double start_s, double end_s, opm_error *err);
+
 /* ---- Reporting ---- */
 
 typedef enum opm_trace_category {
@@ -183,6 +213,11 @@ OPM_API const opm_trace_timeline *opm_trace_report_timeline(const opm_trace_repo
  * count · (kernel_time_mean_s − roofline_time_s), largest first; only groups
  * with has_roofline.  Returns the count and sets *order (owned by r). */
 OPM_API size_t opm_trace_report_gap_order(const opm_trace_report *r, const size_t **order);
+
+/* GPU work that graph launches replayed and no captured op was found for
+ * (all replayed work when no capture was merged): the number of graph
+ * launches, of such GPU events, and their busy time in seconds. */
+OPM_API double opm_trace_report_graph_time(const opm_trace_report *r, uint64_t *launches, uint64_t *gpu_events);
 
 /* ---- Emitting ---- */
 

@@ -6,6 +6,7 @@
  * Every output is built in memory before anything is written, so an error
  * leaves stdout empty; the folder's files go through cli_write_outputs
  * (output.c), all or none. */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 static const char help[] =
     "usage: opmodel trace report TRACE [--hardware NAME|FILE] [--model NAME]\n"
     "                            [--format table|csv|json] [--instances] [--top N] [--output-dir DIR]\n"
+    "                            [--capture CAPTURE_TRACE|DIR] [--window START_MS:END_MS]\n"
     "\n"
     "Measured GPU time of every op in a PyTorch profiler trace (Chrome-trace JSON, plain or gzip,\n"
     "- for stdin), grouped by op name and call parameters, beside the FLOPs and bytes the op\n"
@@ -32,12 +34,18 @@ static const char help[] =
     "                        largest gap to roofline (default 20; 0: all)\n"
     "  --output-dir DIR      write report.json, groups.csv, instances.csv, report.txt and (with a\n"
     "                        hardware) roofline.svg into DIR, created if missing; prints their paths\n"
+    "  --capture FILE|DIR    CUDA/HIP-graph runs: the trace recorded while the graphs were captured\n"
+    "                        (or a folder holding exactly one); kernels replayed by graph launches\n"
+    "                        are attributed to the ops captured (see docs/trace.md, Graph traces)\n"
+    "  --window A:B          only events wholly inside [A, B] ms from the trace's first event\n"
     "\n"
     "In the table, # is the group's index in the JSON groups and CSV rows (instances.csv's group).\n"
     "Exit status: 0 ok, 2 usage or input error (one line on stderr, nothing on stdout).\n";
 
 typedef struct report_opts {
-    const char *trace, *hw_name, *model, *format, *out_dir;
+    const char *trace, *hw_name, *model, *format, *out_dir, *capture;
+    int has_window;
+    double win_start_ms, win_end_ms;
     size_t top;
     int instances;
 } report_opts;
@@ -52,12 +60,31 @@ static int parse_top(const char *s, size_t *top)
     return 0;
 }
 
+/* "A:B", milliseconds, 0 <= A < B. */
+static int parse_window(const char *s, report_opts *o)
+{
+    char *end;
+    errno = 0;
+    double a = strtod(s, &end);
+    if (end == s || *end != ':' || errno)
+        return cli_usage("--window: expected START_MS:END_MS, got '%s'", s);
+    const char *s2 = end + 1;
+    double b = strtod(s2, &end);
+    if (end == s2 || *end || errno || !(a >= 0) || !(b > a) || b > 9.2e12)
+        return cli_usage("--window: expected START_MS:END_MS with 0 <= START_MS < END_MS, got '%s'", s);
+    o->has_window = 1;
+    o->win_start_ms = a;
+    o->win_end_ms = b;
+    return 0;
+}
+
 static int parse_report_args(int argc, char **argv, report_opts *o)
 {
     static const struct option opts[] = {
         {"hardware", required_argument, 0, 'H'},   {"model", required_argument, 0, 'm'},
         {"format", required_argument, 0, 'f'},     {"output-dir", required_argument, 0, 'o'},
         {"top", required_argument, 0, 't'},        {"instances", no_argument, 0, 'i'},
+        {"capture", required_argument, 0, 'c'},    {"window", required_argument, 0, 'w'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0},
     };
     *o = (report_opts){.format = "table", .top = 20};
@@ -74,6 +101,10 @@ static int parse_report_args(int argc, char **argv, report_opts *o)
             if (parse_top(optarg, &o->top)) return EXIT_USAGE;
             break;
         case 'i': o->instances = 1; break;
+        case 'c': o->capture = optarg; break;
+        case 'w':
+            if (parse_window(optarg, o)) return EXIT_USAGE;
+            break;
         case 'h': fputs(help, stdout); return -1;
         default:
             return cli_usage("trace report: unknown or incomplete option '%s' (see `opmodel trace report --help`)",
@@ -90,6 +121,7 @@ static int parse_report_args(int argc, char **argv, report_opts *o)
     if (o->model && !opm_model_find(o->model))
         return cli_usage("--model: no model named '%s' (see `opmodel models`)", o->model);
     if (o->out_dir && !*o->out_dir) return cli_usage("--output-dir: expected a folder name");
+    if (o->capture && !*o->capture) return cli_usage("--capture: expected a capture trace or a folder");
     return 0;
 }
 
@@ -207,6 +239,65 @@ static int emit_stdout(const report_opts *o, const opm_trace_report *r, const ch
     return EXIT_OK;
 }
 
+static int is_trace_name(const char *n)
+{
+    size_t l = strlen(n);
+    return (l > 5 && !strcmp(n + l - 5, ".json")) || (l > 8 && !strcmp(n + l - 8, ".json.gz"));
+}
+
+/* --capture DIR: the one trace file in it (execution_details.json, which
+ * only says batch size and mode, is not one).  *path is malloc'ed. */
+static int capture_path(const char *arg, char **path)
+{
+    struct stat st;
+    *path = NULL;
+    if (stat(arg, &st) || !S_ISDIR(st.st_mode)) {
+        *path = strdup(arg);
+        return *path ? 0 : cli_usage("out of memory");
+    }
+    DIR *d = opendir(arg);
+    if (!d) return cli_usage("--capture: %s: cannot open folder: %s", arg, strerror(errno));
+    struct dirent *de;
+    int n = 0, rc = 0;
+    while ((de = readdir(d))) {
+        if (!is_trace_name(de->d_name) || !strcmp(de->d_name, "execution_details.json")) continue;
+        if (++n > 1) {
+            rc = cli_usage("--capture: %s holds more than one capture trace: give the file", arg);
+            break;
+        }
+        *path = join(arg, de->d_name);
+        if (!*path) {
+            rc = cli_usage("out of memory");
+            break;
+        }
+    }
+    closedir(d);
+    if (!rc && n == 0) rc = cli_usage("--capture: %s holds no .json or .json.gz trace", arg);
+    if (rc) {
+        free(*path);
+        *path = NULL;
+    }
+    return rc;
+}
+
+/* --window, then --capture, on the run's trace before it is reported. */
+static int prepare_trace(const report_opts *o, opm_trace *t, opm_error *err)
+{
+    if (o->has_window && opm_trace_keep_window(t, o->win_start_ms * 1e-3, o->win_end_ms * 1e-3, err))
+        return cli_fail(err);
+    if (!o->capture) return 0;
+    char *path;
+    int rc = capture_path(o->capture, &path);
+    if (rc) return rc;
+    opm_trace *c = opm_trace_read_file(path, err);
+    free(path);
+    if (!c) return cli_fail(err);
+    opm_trace_graph_stats st;
+    rc = opm_trace_merge_capture(t, c, &st, err) ? cli_fail(err) : 0;
+    opm_trace_free(c);
+    return rc;
+}
+
 static int cmd_report(int argc, char **argv)
 {
     report_opts o;
@@ -216,6 +307,10 @@ static int cmd_report(int argc, char **argv)
     opm_error_clear(&err);
     opm_trace *t = opm_trace_read_file(o.trace, &err);
     if (!t) return cli_fail(&err);
+    if ((rc = prepare_trace(&o, t, &err))) {
+        opm_trace_free(t);
+        return rc;
+    }
     opm_hardware *hw;
     char note[OPM_ERROR_MESSAGE_MAX + 128];
     if (pick_hardware(t, o.hw_name, &hw, note, sizeof note, &err)) {

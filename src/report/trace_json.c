@@ -144,6 +144,13 @@ char *opm_trace_report_to_json(const opm_trace_report *r, opm_error *err)
     }
     sb_puts(&b, "],\n \"timeline\": ");
     put_timeline(&b, &r->timeline);
+    /* GPU work still under graph launches: all replayed kernels without a
+     * capture, what the capture did not explain with one. */
+    sb_puts(&b, ",\n \"graph_launches\": {\"launches\": ");
+    sb_printf(&b, "%llu", (unsigned long long)r->graph.launches);
+    u64_field(&b, "gpu_events", r->graph.gpu_events);
+    num_field(&b, "kernel_time_s", (double)r->graph.busy_ns * 1e-9);
+    sb_putc(&b, '}');
     if (r->hardware) {
         sb_puts(&b, ",\n \"model\": ");
         sb_json_string(&b, r->model ? r->model : "roofline");

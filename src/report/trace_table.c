@@ -210,6 +210,14 @@ static void put_timeline(strbuf *b, const opm_trace_report *r)
         if (tl->wall_s > 0) cell_num(&t, "%.1f", 100 * rows[i].s / tl->wall_s);
         else cell_dash(&t);
     }
+    if (r->graph.launches) {
+        /* Replayed work not attributed to captured ops (give --capture). */
+        double s = (double)r->graph.busy_ns * 1e-9;
+        cell(&t, "in graph launches (%llu)", (unsigned long long)r->graph.launches);
+        cell_num(&t, "%.3f", s * 1e6);
+        if (tl->wall_s > 0) cell_num(&t, "%.1f", 100 * s / tl->wall_s);
+        else cell_dash(&t);
+    }
     sb_putc(b, '\n');
     table_render(&t, b);
     table_free(&t);

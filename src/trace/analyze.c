@@ -806,6 +806,8 @@ opm_trace_report *opm_trace_report_new(const opm_trace *t, const opm_hardware *h
     }
     builder b = { .t = t, .link = link, .r = r };
     int rc = build(&b, hw, m, err);
+    if (!rc)
+        rc = opm_trace_graph_time(t, &r->graph, err);
     builder_free(&b);
     opm_trace_link_free(link);
     if (rc) {
@@ -833,6 +835,15 @@ void opm_trace_report_free(opm_trace_report *r)
 }
 
 /* ---- Accessors ---- */
+
+double opm_trace_report_graph_time(const opm_trace_report *r, uint64_t *launches, uint64_t *gpu_events)
+{
+    if (launches)
+        *launches = r->graph.launches;
+    if (gpu_events)
+        *gpu_events = r->graph.gpu_events;
+    return (double)r->graph.busy_ns * 1e-9;
+}
 
 const char *opm_trace_report_source(const opm_trace_report *r)
 {

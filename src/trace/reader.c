@@ -43,6 +43,7 @@ enum rd_slot {
     S_EVENTS, S_DEVS,                               /* top-level object */
     S_PH, S_CAT, S_NAME, S_PID, S_TID, S_TS, S_DUR, S_ID, S_ARGS,   /* event */
     S_CORR, S_EXTID, S_SEQ, S_STREAM, S_DEVICE,     /* args: integers */
+    S_KERNEL,                                       /* args.kernel of a launch (graph capture) */
     S_TEXT0,                                        /* args: re-serialised JSON, */
     S_DIMS = S_TEXT0, S_TYPES, S_STRIDES, S_CONCRETE, /* in opm_call_args order */
     S_DEV_ID, S_DEV_NAME, S_DEV_SMS, S_DEV_MEM      /* deviceProperties entry */
@@ -104,6 +105,8 @@ typedef struct rd {
     int64_t corr, extid, seq, stream, device;
     sbuf text[N_TEXTS];
     int has_text[N_TEXTS];
+    sbuf kernel;            /* args.kernel: a captured launch names its kernel only here */
+    int has_kernel;
 
     /* Earliest start and latest end of the complete events kept so far:
      * every later difference of two times must fit in int64. */
@@ -394,6 +397,7 @@ static void event_reset(rd *r)
     r->stream = r->device = -1;
     for (int i = 0; i < N_TEXTS; i++)
         r->has_text[i] = 0;
+    r->has_kernel = 0;
 }
 
 /* A pid or tid value: numbers in [0, INT32_MAX] are kept as they are; any
@@ -521,6 +525,14 @@ static int finish_event(rd *r)
             r->failed = 1;
             return 0;
         }
+    }
+    if (r->cat == K_LAUNCH && r->has_kernel) {
+        /* Launches have no call arguments, so `args` holds the kernel's
+         * string id (graph.c pairs captured launches with replayed kernels
+         * by it); the event stays 64 bytes. */
+        e.args = rd_intern(r, r->kernel.p, r->kernel.n);
+        if (e.args == OPM_NONE32)
+            return rd_oom(r);
     }
     if (opm_trace_add_event(r->t, &e, r->err)) {
         r->failed = 1;
@@ -703,6 +715,13 @@ static int event_scalar(rd *r, int type, const char *s, size_t len)
         *dst = v;
         return 1;
     }
+    case S_KERNEL:
+        if (type == V_STRING) {
+            if (sbuf_set(&r->kernel, s, len))
+                return rd_oom(r);
+            r->has_kernel = 1;
+        }
+        return 1;
     case S_DIMS:
     case S_TYPES:
     case S_STRIDES:
@@ -879,6 +898,7 @@ static enum rd_slot args_key(const rd *r, const unsigned char *k, size_t len)
     case 6:
         if (KEY_IS("stream")) return S_STREAM;
         if (KEY_IS("device")) return S_DEVICE;
+        if (KEY_IS("kernel")) return S_KERNEL;
         return S_SKIP;
     case 10:
         if (KEY_IS("Input Dims")) return S_DIMS;
@@ -1050,6 +1070,7 @@ static void rd_free_scratch(rd *r)
     free(r->tid.text.p);
     for (int i = 0; i < N_TEXTS; i++)
         free(r->text[i].p);
+    free(r->kernel.p);
     if (r->h)
         yajl_free(r->h);
 }

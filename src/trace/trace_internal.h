@@ -61,7 +61,9 @@ typedef struct opm_tev {
     int32_t pid;            /* numeric pid; a string pid (or one beyond int32) */
     int32_t tid;            /*   is -(1 + its interned string id) */
     uint32_t name;          /* string id */
-    uint32_t args;          /* index into opm_trace.call_args, OPM_NONE32 if none */
+    uint32_t args;          /* cpu_ops: index into opm_trace.call_args, OPM_NONE32 if none;
+                             * launches: string id of args.kernel (captured launches
+                             * name their kernel there), OPM_NONE32 if none */
     int32_t stream;         /* GPU events: args.stream, -1 otherwise */
     int16_t device;         /* GPU events: args.device, -1 otherwise */
     uint8_t cls;            /* opm_ev_class */
@@ -229,6 +231,18 @@ void opm_trace_link_free(opm_trace_link *l);
  * (pairs: iv[2i] start, iv[2i+1] end). */
 int64_t opm_interval_union_ns(int64_t *iv, size_t n);
 
+/* ---- Graph launches (graph.c) ---- */
+
+typedef struct opm_trace_graph_time_out {
+    uint64_t launches;      /* graph launch calls (cudaGraphLaunch, hipGraphLaunch) */
+    uint64_t gpu_events;    /* GPU events still carrying a graph launch's correlation */
+    int64_t busy_ns;        /* their busy time (union) */
+} opm_trace_graph_time_out;
+
+/* What still sits under graph launches: replayed GPU work no capture was
+ * merged for (all of it, without --capture). */
+int opm_trace_graph_time(const opm_trace *t, opm_trace_graph_time_out *out, opm_error *err);
+
 /* ---- The report (analyze.c builds it, ../report/ emits it) ---- */
 
 struct opm_trace_report {
@@ -248,6 +262,9 @@ struct opm_trace_report {
     opm_trace_timeline timeline;
     size_t *gap_order;
     size_t n_gap;
+    /* GPU work replayed by graph launches and not attributed to captured
+     * ops (graph.c). */
+    opm_trace_graph_time_out graph;
     /* Everything the groups' strings point into, freed with the report. */
     char **owned;
     size_t n_owned, cap_owned;

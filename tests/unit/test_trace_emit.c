@@ -142,8 +142,10 @@ Test(trace_emit, json_top_level_is_the_contract_in_order)
     char *text = must(opm_trace_report_to_json(r, &err), &err);
     json_t *j = load_json(text);
     static const char *const top[] = {"trace", "hardware", "gpu_busy_s", "wall_s", "groups",
-                                      "categories", "timeline", "model", NULL};
+                                      "categories", "timeline", "graph_launches", "model", NULL};
     assert_keys(j, top, "top level");
+    static const char *const gk[] = {"launches", "gpu_events", "kernel_time_s", NULL};
+    assert_keys(json_object_get(j, "graph_launches"), gk, "graph_launches");
     cr_assert_str_eq(json_string_value(json_object_get(j, "trace")), r->source);
     cr_assert_str_eq(json_string_value(json_object_get(j, "hardware")), "mi300x");
     cr_assert_float_eq(json_number_value(json_object_get(j, "gpu_busy_s")), 2.4e-4, 1e-18);
