@@ -348,22 +348,10 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     if (eng_e <= 0) eng_e = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
     p->compute_energy_j = (double)c.matrix_flops * eng_e +
                           (double)c.vector_flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    for (size_t i = 0; i < hw->n_levels && p->level_count < OPM_MAX_LEVELS; i++) {
-        const opm_memory_level *l = &hw->levels[i];
-        if (!strcmp(l->name, "register")) continue;
-        opm_level_access *acc = &p->levels[p->level_count++];
-        memcpy(acc->name, l->name, sizeof acc->name);
-        double rr = (double)c.read_bytes, ww = (double)c.write_bytes, t = 0;
-        if (!strcmp(l->name, "hbm")) t = t_dram;
-        acc->read_bytes = (uint64_t)rr;
-        acc->write_bytes = (uint64_t)ww;
-        acc->energy_j = (rr + ww) * l->energy_j_per_byte;
-        acc->time_s = t;
-    }
-    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
-    p->energy_j = p->compute_energy_j + p->static_energy_j;
-    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
-    p->arithmetic_intensity = rd + wr > 0 ? (double)p->flops / (rd + wr) : 0;
+    /* DRAM: the bytes not left in L2; L2 sees every byte once. */
+    double all_rd = (double)c.read_bytes, all_wr = (double)c.write_bytes;
+    opm_level_traffic hbm_t = {all_rd * (1 - f_in), all_wr * (1 - f_in), t_dram}, l2_t = {all_rd, all_wr, 0};
+    opm_profile_levels(p, hw, &hbm_t, &l2_t, all_rd, all_wr);
 
     /* The limiting resource: the grid's own (math, softmax, loads, or the
      * CTAs' latency chain) or DRAM. */

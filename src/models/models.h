@@ -58,6 +58,38 @@ static inline void opm_profile_head(opm_profile *p, const opm_op *op, const opm_
     p->workspace_bytes = c->workspace_bytes;
 }
 
+/* Bytes and time of one memory level in a kernel model's prediction. */
+typedef struct opm_level_traffic {
+    double read_bytes, write_bytes, time_s;
+} opm_level_traffic;
+
+/* Fills the per-level accesses (hbm and l2 from the model's traffic, every
+ * other level but registers with the op's own bytes), the static and total
+ * energy and the DRAM arithmetic intensity; compute_energy_j and latency_s
+ * must be set. */
+static inline void opm_profile_levels(opm_profile *p, const opm_hardware *hw, const opm_level_traffic *hbm,
+                                      const opm_level_traffic *l2, double op_read_bytes, double op_write_bytes)
+{
+    size_t n = opm_hardware_level_count(hw);
+    for (size_t i = 0; i < n && p->level_count < OPM_MAX_LEVELS; i++) {
+        const opm_memory_level *l = opm_hardware_level(hw, i);
+        if (!strcmp(l->name, "register")) continue;
+        opm_level_access *acc = &p->levels[p->level_count++];
+        memcpy(acc->name, l->name, sizeof acc->name);
+        opm_level_traffic own = {op_read_bytes, op_write_bytes, 0};
+        const opm_level_traffic *t = !strcmp(l->name, "hbm") ? hbm : !strcmp(l->name, "l2") ? l2 : &own;
+        acc->read_bytes = (uint64_t)t->read_bytes;
+        acc->write_bytes = (uint64_t)t->write_bytes;
+        acc->energy_j = (t->read_bytes + t->write_bytes) * l->energy_j_per_byte;
+        acc->time_s = t->time_s;
+    }
+    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
+    p->energy_j = p->compute_energy_j + p->static_energy_j;
+    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+    double dram = hbm->read_bytes + hbm->write_bytes;
+    p->arithmetic_intensity = dram > 0 ? (double)p->flops / dram : 0;
+}
+
 int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err);
 /* Tile-, wave- and cache-aware GEMM models (gemm_tiled.c, gemm_effective.c);
  * other kinds fall back to the roofline. */

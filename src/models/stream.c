@@ -312,24 +312,8 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     p->overhead_s = h.fixed_s;
     p->latency_s = body + h.fixed_s;
     p->compute_energy_j = (double)p->flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    for (size_t i = 0; i < hw->n_levels && p->level_count < OPM_MAX_LEVELS; i++) {
-        const opm_memory_level *l = &hw->levels[i];
-        if (!strcmp(l->name, "register")) continue;
-        opm_level_access *acc = &p->levels[p->level_count++];
-        memcpy(acc->name, l->name, sizeof acc->name);
-        double r, w, t;
-        if (!strcmp(l->name, "hbm")) { r = dram_rd; w = dram_wr; t = t_dram; }
-        else if (!strcmp(l->name, "l2")) { r = l2_rd; w = l2_wr; t = t_l2; }
-        else { r = rd; w = wr; t = 0; }
-        acc->read_bytes = (uint64_t)r;
-        acc->write_bytes = (uint64_t)w;
-        acc->energy_j = (r + w) * l->energy_j_per_byte;
-        acc->time_s = t;
-    }
-    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
-    p->energy_j = p->compute_energy_j + p->static_energy_j;
-    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
-    p->arithmetic_intensity = dram_rd + dram_wr > 0 ? (double)p->flops / (dram_rd + dram_wr) : 0;
+    opm_level_traffic hbm_t = {dram_rd, dram_wr, t_dram}, l2_t = {l2_rd, l2_wr, t_l2};
+    opm_profile_levels(p, hw, &hbm_t, &l2_t, rd, wr);
 
     const char *lim = "hbm";
     double top = t_stream;
