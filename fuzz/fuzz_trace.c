@@ -28,8 +28,11 @@ static void check_trace(const opm_trace *t)
         abort();
     for (size_t i = 0; i < t->n_ev; i++) {
         const opm_tev *e = &t->ev[i];
+        /* A launch's args is a string id (its args.kernel), a cpu_op's an
+         * index into the call arguments. */
+        size_t args_cap = e->cls == OPM_EV_LAUNCH ? t->strings.count : t->n_args;
         if (e->cls >= OPM_EV_CLASS_COUNT || e->dur_ns < 0 || e->name >= t->strings.count ||
-            (e->args != OPM_NONE32 && e->args >= t->n_args))
+            (e->args != OPM_NONE32 && e->args >= args_cap))
             abort();
     }
     for (size_t i = 0; i < opm_trace_device_count(t); i++)
