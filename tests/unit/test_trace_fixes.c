@@ -39,19 +39,6 @@ static opm_trace_report *report_text(const char *single_quoted)
     return r;
 }
 
-static const opm_trace_group *group_named(const opm_trace_report *r, const char *name)
-{
-    const opm_trace_group *found = NULL;
-    for (size_t i = 0; i < opm_trace_report_group_count(r); i++) {
-        const opm_trace_group *g = opm_trace_report_group(r, i);
-        if (strcmp(g->name, name) == 0) {
-            cr_assert_null(found, "two groups named %s", name);
-            found = g;
-        }
-    }
-    return found;
-}
-
 static int near(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(fabs(a), fabs(b)) + 1e-15; }
 
 #define HEAD "{'traceEvents':["

@@ -83,19 +83,6 @@ static opm_trace *read_ok(const char *single_quoted)
     return t;
 }
 
-static const opm_trace_group *group_named(const opm_trace_report *r, const char *name)
-{
-    const opm_trace_group *found = NULL;
-    for (size_t i = 0; i < opm_trace_report_group_count(r); i++) {
-        const opm_trace_group *g = opm_trace_report_group(r, i);
-        if (strcmp(g->name, name) == 0) {
-            cr_assert_null(found, "two groups named %s", name);
-            found = g;
-        }
-    }
-    return found;
-}
-
 static size_t groups_named(const opm_trace_report *r, const char *name)
 {
     size_t n = 0;

@@ -94,3 +94,17 @@ opm_op *op_json(const char *json)
     cr_assert_not_null(op, "%s: %s", json, err.message);
     return op;
 }
+
+/* The one group of a report named `name` (NULL when none; two is a failure). */
+const opm_trace_group *group_named(const opm_trace_report *r, const char *name)
+{
+    const opm_trace_group *found = NULL;
+    for (size_t i = 0; i < opm_trace_report_group_count(r); i++) {
+        const opm_trace_group *g = opm_trace_report_group(r, i);
+        if (strcmp(g->name, name) == 0) {
+            cr_assert_null(found, "two groups named %s", name);
+            found = g;
+        }
+    }
+    return found;
+}

@@ -28,4 +28,7 @@ opm_profile predict_ok(const char *model, const opm_op *op, const opm_hardware *
 /* Parses an op from inline JSON; fails the test on error. */
 opm_op *op_json(const char *json);
 
+/* The one group of a trace report named `name`, NULL when none; fails on two. */
+const opm_trace_group *group_named(const opm_trace_report *r, const char *name);
+
 #endif
