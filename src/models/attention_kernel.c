@@ -327,14 +327,10 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     /* Q, K and V left in L2 (a benchmark replaying the same cache) are
      * read from it when they fit the usable L2 (stream.c's rule). */
     const char *warm = opm_op_get_string(op, "l2_warm", "none");
-    const opm_memory_level *l2 = NULL;
-    for (size_t i = 0; i < hw->n_levels; i++)
-        if (!strcmp(hw->levels[i].name, "l2")) l2 = &hw->levels[i];
-    double l2_usable = !l2 ? 0 : l2->partitions >= 1 ? l2->size_bytes / l2->partitions : 0.5 * l2->size_bytes;
     /* All or nothing: a replayed cache larger than the usable L2 evicts
      * itself before it is read again (the measured decode rows show no
      * partial reuse, unlike stream.c's single tensors). */
-    double f_in = (warm[0] == 'i' || warm[0] == 'a') && rd + wr <= l2_usable ? 1 : 0;
+    double f_in = (warm[0] == 'i' || warm[0] == 'a') && rd + wr <= h.l2_share ? 1 : 0;
     double t_dram = maxd((rd + wr) * f_in / h.l2_bw, (1 - f_in) * (rd / h.hbm_bw + wr / h.hbm_write_bw));
     double t_main = maxd(t_grid, h.lat_dram_s + t_dram);
     double body = t_cache + t_main + t_combine;

@@ -69,6 +69,10 @@ typedef struct gemm_hw {
      * partitions (A100/H100: two halves each caching their own SMs'
      * accesses; MI300X: one L2 per XCD), else L2_USABLE of it. */
     double l2_usable;
+    /* The same share whatever the path (one partition's where the level
+     * gives partitions, else L2_USABLE of it): what the streaming and
+     * attention kernels (stream.c, attention_kernel.c) may keep resident. */
+    double l2_share;
     double hbm_bw;               /* reached DRAM read bandwidth */
     double hbm_write_bw;         /* hbm_bw × DRAM_WRITE_EFF */
     double hbm_act_s;            /* DRAM time one row activation costs: DRAM_ACT_BYTES at the datasheet rate */

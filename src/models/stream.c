@@ -67,7 +67,6 @@
 #define SOFTMAX_WARP_MAX 1024.0
 #define VEC_BYTES 16.0
 #define REDUCE_SYNC_CYCLES 400.0
-#define STREAM_L2_USABLE 0.5
 #ifndef LOADED_LATENCY_FACTOR
 #define LOADED_LATENCY_FACTOR 2.0
 #endif
@@ -245,19 +244,14 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     /* The hardware numbers the GEMM models use (bandwidths, latencies,
      * occupancy limits); fp32 is every GPU's vector dtype. */
     if ((rc = opm_gemm_hw(hw, OPM_FP32, &h, err))) return rc;
-    int bwd = opm_op_phase(op) == OPM_PHASE_TRAIN_BWD;
 
-    const opm_memory_level *l2 = NULL;
-    for (size_t i = 0; i < hw->n_levels; i++)
-        if (!strcmp(hw->levels[i].name, "l2")) l2 = &hw->levels[i];
-    double l2_usable = !l2 ? 0 : l2->partitions >= 1 ? l2->size_bytes / l2->partitions : STREAM_L2_USABLE * l2->size_bytes;
 
     double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
     const char *warm = opm_op_get_string(op, "l2_warm", "none");
     /* The share of the op's tensors L2 holds: all when they fit, else the
      * usable size over the working set (an L2 that does not thrash keeps
      * that share of a re-read set resident). */
-    double held = rd + wr > 0 ? mind(1, l2_usable / (rd + wr)) : 1;
+    double held = rd + wr > 0 ? mind(1, h.l2_share / (rd + wr)) : 1;
     int warm_in = warm[0] == 'i' || warm[0] == 'a';
     double f_in = warm_in ? held : 0; /* inputs read from L2 */
 
@@ -337,6 +331,5 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     opm_diag_num(p, "overhead_s", h.fixed_s);
     opm_diag_num(p, "l2_input_fraction", f_in);
     opm_diag_num(p, "l2_store_fraction", held);
-    (void)bwd;
     return 0;
 }
