@@ -88,8 +88,6 @@
 #define SERVING_EXTRA_KERNELS 4.0
 #endif
 
-static double maxd(double a, double b) { return a > b ? a : b; }
-static double mind(double a, double b) { return a < b ? a : b; }
 
 typedef struct attn_k {
     double b, h, hkv, dqk, dv;
@@ -154,7 +152,6 @@ typedef struct attn_rates {
     double lat_dram, lat_l2;
     int overlap;                 /* softmax overlaps the MMAs (FA3) */
     double tile_n;
-    double slots_per_sm;         /* CTAs per SM */
 } attn_rates;
 
 /* KV blocks a Q tile of query positions [i0, i1] sees in a sequence of sq
@@ -175,19 +172,23 @@ typedef struct grid_acc {
 } grid_acc;
 
 /* One CTA's time over nb KV blocks of `rows` query rows. */
+/* One KV block of `rows` query rows: its MMAs, its softmax (the FMA and
+ * special-function pipes issue side by side) and its K/V loads. */
+static void block_times(const attn_k *a, const attn_rates *r, double rows, double *t_mma, double *t_soft,
+                        double *t_load)
+{
+    double scores = rows * r->tile_n;
+    *t_mma = 2 * scores * (a->dqk + a->dv) / r->mma_flops_s;
+    *t_soft = maxd((scores * SOFTMAX_VEC_OPS + rows * a->dv) / r->vec_ops_s, scores / r->sfu_ops_s);
+    *t_load = r->tile_n * (a->dqk + a->dv) * a->kv_bytes / r->port_bytes_s;
+}
+
 static double cta_time(const attn_k *a, const attn_rates *r, double rows, double nb, double splits)
 {
     double nbs = ceil(nb / splits);
     if (nbs <= 0) nbs = 0;
-    double scores = rows * r->tile_n;
-    double t_mma = 2 * scores * (a->dqk + a->dv) / r->mma_flops_s;
-    /* The FMA and special-function pipes issue side by side. */
-    double t_soft = maxd((scores * SOFTMAX_VEC_OPS + rows * a->dv) / r->vec_ops_s, scores / r->sfu_ops_s);
-    double t_load = r->tile_n * (a->dqk + a->dv) * a->kv_bytes / r->port_bytes_s;
-    /* CTAs resident on one SM share its pipes and its L2 port. */
-    t_mma *= r->slots_per_sm;
-    t_soft *= r->slots_per_sm;
-    t_load *= r->slots_per_sm;
+    double t_mma, t_soft, t_load;
+    block_times(a, r, rows, &t_mma, &t_soft, &t_load);
     double t_blk = r->overlap ? maxd(maxd(t_mma, t_soft) + FA3_OVERLAP_LOSS * mind(t_mma, t_soft), t_load)
                               : maxd(t_mma + t_soft, t_load);
     double q_load = rows * a->dqk * a->q_bytes / r->port_bytes_s;
@@ -274,8 +275,7 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
      * (setmaxnreg), FA2's 4-warp CTAs at 255 registers leave room for
      * two only where their shared memory fits too; the measured decode
      * floors (latency-bound grids) show one per SM on every GPU here. */
-    r.slots_per_sm = 1;
-    double slots = h.num_sms * r.slots_per_sm;
+    double slots = h.num_sms;
 
     /* Decode-like: few query rows per KV head; pack the GQA heads. */
     double rows_per_kv = a.sq * a.h / a.hkv;
@@ -354,11 +354,8 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     const char *lim;
     if (h.lat_dram_s + t_dram >= t_grid) lim = "hbm";
     else {
-        double scores = (packed ? TILE_M_PACKED : tm) * r.tile_n;
-        double t_mma = 2 * scores * (a.dqk + a.dv) / r.mma_flops_s;
-        double t_soft = maxd((scores * SOFTMAX_VEC_OPS + (packed ? TILE_M_PACKED : tm) * a.dv) / r.vec_ops_s,
-                             scores / r.sfu_ops_s);
-        double t_load = r.tile_n * (a.dqk + a.dv) * a.kv_bytes / r.port_bytes_s;
+        double t_mma, t_soft, t_load;
+        block_times(&a, &r, packed ? TILE_M_PACKED : tm, &t_mma, &t_soft, &t_load);
         double blk = g.blocks > 0 ? g.blocks * maxd(maxd(t_mma, t_soft), t_load) / (slots * best_splits) : 0;
         if (blk < 0.5 * t_grid) lim = "latency";
         else lim = t_mma >= t_soft && t_mma >= t_load ? "compute" : t_soft >= t_load ? "softmax" : "l2";
@@ -372,7 +369,7 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     opm_diag_num(p, "tile_m", packed ? TILE_M_PACKED : tm);
     opm_diag_num(p, "tile_n", r.tile_n);
     opm_diag_num(p, "ctas", g.ctas * best_splits);
-    opm_diag_num(p, "ctas_per_sm", r.slots_per_sm);
+    opm_diag_num(p, "ctas_per_sm", 1);
     opm_diag_num(p, "shared_memory_bytes_per_cta", smem);
     opm_diag_num(p, "waves", g.ctas * best_splits / slots);
     opm_diag_num(p, "kv_splits", best_splits);

@@ -27,8 +27,6 @@
 #include "gemm_tiled.h"
 #include "models.h"
 
-static double maxd(double a, double b) { return a > b ? a : b; }
-static double mind(double a, double b) { return a < b ? a : b; }
 
 
 static void wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e)

@@ -97,8 +97,6 @@ const char *const opm_gemm_limit_names[GEMM_LIM_COUNT] = {
 };
 
 static double cdivd(double a, double b) { return ceil(a / b); }
-static double maxd(double a, double b) { return a > b ? a : b; }
-static double mind(double a, double b) { return a < b ? a : b; }
 
 /* Which of the levels the models use a level is, by name: 's' sram, 'l'
  * l2, 'h' hbm, 'r' register, 0 any other (one pass, no lookups by name). */

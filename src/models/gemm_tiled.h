@@ -48,6 +48,10 @@ enum { GEMM_AQ_NONE, GEMM_AQ_STATIC, GEMM_AQ_DYNAMIC, GEMM_AQ_DYNAMIC_BLOCK };
 enum { GEMM_MI_SIMT, GEMM_MI_MMA_SYNC, GEMM_MI_WGMMA, GEMM_MI_TCGEN05, GEMM_MI_MFMA, GEMM_MI_MXU, GEMM_MI_MME };
 
 /* Hardware numbers in SI units, defaults applied (see gemm_tiled.c). */
+/* max and min of two doubles, for the kernel models' many bounds. */
+static inline double maxd(double a, double b) { return a > b ? a : b; }
+static inline double mind(double a, double b) { return a < b ? a : b; }
+
 typedef struct gemm_hw {
     double clock_hz, num_sms;
     int tensor;                  /* the matrix FLOPs run on the tensor engine */

@@ -71,8 +71,6 @@
 #define LOADED_LATENCY_FACTOR 2.0
 #endif
 
-static double maxd(double a, double b) { return a > b ? a : b; }
-static double mind(double a, double b) { return a < b ? a : b; }
 
 typedef struct stream_shape {
     int row;                /* one CTA per row (else flat) */
