@@ -566,6 +566,19 @@ static int apply(merger *m, const window *w, uint32_t gl, const uint32_t *gpu, c
     return 0;
 }
 
+/* The graph launch (index into the launches found, < n_gl) whose
+ * correlation a GPU event carries: 1 and *idx when it was replayed by one,
+ * 0 when not, -1 out of memory. */
+static int replayed_launch(opm_u64map *by_corr, const opm_tev *e, size_t n_gl, uint32_t *idx)
+{
+    int added;
+    if (!opm_ev_is_gpu(e->cls) || e->correlation == OPM_NO_ID)
+        return 0;
+    if (opm_u64map_get_or_add(by_corr, (uint64_t)e->correlation, UINT32_MAX - 1, idx, &added) < 0)
+        return -1;
+    return *idx < n_gl;
+}
+
 int opm_trace_merge_capture(opm_trace *x, const opm_trace *c, opm_trace_graph_stats *st, opm_error *err)
 {
     memset(st, 0, sizeof *st);
@@ -616,16 +629,13 @@ int opm_trace_merge_capture(opm_trace *x, const opm_trace *c, opm_trace_graph_st
         goto done;
     size_t n_rep = 0;
     for (size_t i = 0; i < n_orig; i++) {
-        const opm_tev *e = &x->ev[i];
         uint32_t idx;
-        int added;
-        if (!opm_ev_is_gpu(e->cls) || e->correlation == OPM_NO_ID)
-            continue;
-        if (opm_u64map_get_or_add(&by_corr, (uint64_t)e->correlation, UINT32_MAX - 1, &idx, &added) < 0) {
+        int got = replayed_launch(&by_corr, &x->ev[i], n_gl, &idx);
+        if (got < 0) {
             rc = oom(&m);
             goto done;
         }
-        if (idx < n_gl) {
+        if (got) {
             gl[idx].count++;
             n_rep++;
         }
@@ -648,16 +658,13 @@ int opm_trace_merge_capture(opm_trace *x, const opm_trace *c, opm_trace_graph_st
             gl[g].count = 0;
         }
         for (size_t i = 0; i < n_orig; i++) {
-            const opm_tev *e = &x->ev[i];
             uint32_t idx;
-            int added;
-            if (!opm_ev_is_gpu(e->cls) || e->correlation == OPM_NO_ID)
-                continue;
-            if (opm_u64map_get_or_add(&by_corr, (uint64_t)e->correlation, UINT32_MAX - 1, &idx, &added) < 0) {
+            int got = replayed_launch(&by_corr, &x->ev[i], n_gl, &idx);
+            if (got < 0) {
                 rc = oom(&m);
                 goto done;
             }
-            if (idx < n_gl)
+            if (got)
                 gpu_of[gl[idx].first + gl[idx].count++] = (uint32_t)i;
         }
     }
