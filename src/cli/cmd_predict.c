@@ -25,7 +25,7 @@ static void print_table(const opm_profile *p)
 {
     printf("%-22s %s\n", "name", p->name);
     printf("%-22s %s (%s)\n", "kind", opm_kind_name(p->kind), opm_phase_name(p->phase));
-    printf("%-22s %s on %s\n", "model", p->model, p->hardware);
+    printf("%-22s %s on %s%s\n", "model", p->model, p->hardware, p->fell_back ? " (fell back to the roofline)" : "");
     printf("%-22s %.6g us\n", "latency", p->latency_s * 1e6);
     printf("%-22s %s", "bound", opm_bound_name(p->bound));
     const opm_diag *lim = opm_profile_diag(p, "limiting_level");
@@ -46,6 +46,7 @@ static void print_table(const opm_profile *p)
         if (d->is_text) printf("  %-20s %s\n", d->key, d->text);
         else printf("  %-20s %.6g\n", d->key, d->number);
     }
+    if (p->diags_dropped) printf("  %-20s %zu\n", "diagnostics_dropped", p->diags_dropped);
 }
 
 

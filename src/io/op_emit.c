@@ -94,15 +94,15 @@ char *opm_op_to_text(const opm_op *op, opm_format format, opm_error *err)
 void opm_profile_write_json(const opm_profile *p, strbuf *b)
 {
     sb_puts(b, "{\"name\": ");
-    sb_json_string(b, p->name ? p->name : "");
+    sb_json_string(b, p->name);
     sb_puts(b, ", \"kind\": \"");
     sb_puts(b, opm_kind_name(p->kind));
     sb_puts(b, "\", \"phase\": \"");
     sb_puts(b, opm_phase_name(p->phase));
     sb_puts(b, "\", \"model\": ");
-    sb_json_string(b, p->model ? p->model : "");
+    sb_json_string(b, p->model);
     sb_puts(b, ", \"hardware\": ");
-    sb_json_string(b, p->hardware ? p->hardware : "");
+    sb_json_string(b, p->hardware);
     sb_puts(b, ", \"latency_s\": ");
     sb_num(b, p->latency_s);
     sb_puts(b, ", \"flops\": ");
@@ -152,7 +152,12 @@ void opm_profile_write_json(const opm_profile *p, strbuf *b)
         if (dg->is_text) sb_json_string(b, dg->text);
         else sb_num(b, dg->number);
     }
-    sb_puts(b, "}}");
+    /* fell_back: the requested model left this op to the roofline;
+     * diagnostics_dropped: diagnostics past the profile's capacity. */
+    sb_puts(b, p->fell_back ? "}, \"fell_back\": true" : "}, \"fell_back\": false");
+    sb_puts(b, ", \"diagnostics_dropped\": ");
+    sb_u64(b, p->diags_dropped);
+    sb_putc(b, '}');
 }
 
 char *opm_profile_to_json(const opm_profile *p, opm_error *err)

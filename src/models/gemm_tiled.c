@@ -1176,6 +1176,31 @@ static void put_kernel_diags(opm_profile *p, const gemm_eval *e)
     opm_diag_num(p, "dram_row_activations", e->dram_acts);
 }
 
+/* The typed twin of the kernel diagnostics (opm_gemm_details). */
+static void put_gemm_details(opm_profile *p, const gemm_eval *e)
+{
+    opm_gemm_details *g = &p->gemm;
+    p->has_gemm = 1;
+    opm_gemm_kernel_name(&e->kern, g->kernel, sizeof g->kernel);
+    int mi = e->kern.mi >= GEMM_MI_SIMT && e->kern.mi <= GEMM_MI_MME ? e->kern.mi : GEMM_MI_SIMT;
+    opm_strlcpy(g->kernel_family, opm_hw_matrix_names[mi], sizeof g->kernel_family);
+    g->tile_m = e->kern.tm;
+    g->tile_n = e->kern.tn;
+    g->tile_k = e->kern.tk;
+    g->split_k = e->kern.split_k;
+    g->pipeline_stages = e->kern.stages;
+    g->warps_per_cta = e->kern.warps;
+    g->ctas_per_sm = e->ctas_per_sm;
+    g->tiles = e->tiles;
+    g->waves = e->waves;
+    g->wave_efficiency = e->wave_eff;
+    g->tile_efficiency = e->tile_eff;
+    for (int r = 0; r < GEMM_RES_COUNT; r++) {
+        g->raw_rates_per_s[r] = e->raw_rate[r];
+        g->effective_rates_per_s[r] = e->eff_rate[r];
+    }
+}
+
 /* extended_roofline: efficiencies, L2 hits and the summed resource and
  * phase times. */
 static void put_extended_diags(opm_profile *p, const gemm_eval *e)
@@ -1582,6 +1607,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         opm_diag_text(p, "limiting_level", lim == GEMM_LIM_SMEM ? "sram" : lim == GEMM_LIM_L2 ? "l2" : "hbm");
     opm_diag_text(p, "limiting_resource", opm_gemm_limit_names[lim]);
     put_kernel_diags(p, &e);
+    put_gemm_details(p, &e);
     put_extra_diags(p, &x);
     if (wave != wave_extended) put_effective_diags(p, &e);
     else put_extended_diags(p, &e);
@@ -1597,7 +1623,8 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
 roofline:
     rc = opm_roofline_predict(op, hw, p, err);
     if (!rc) {
-        p->model = model;
+        opm_profile_copy_name(p->model, sizeof p->model, model);
+        p->fell_back = 1;
         opm_diag_text(p, "fallback", fallback);
     }
     return rc;

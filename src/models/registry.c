@@ -60,7 +60,20 @@ int opm_predict(const char *model, const opm_op *op, const opm_hardware *hw, opm
 
 const opm_diag *opm_profile_diag(const opm_profile *p, const char *key)
 {
-    for (size_t i = 0; i < p->diag_count; i++)
+    for (size_t i = 0; i < p->diag_count && i < OPM_MAX_DIAGS; i++)
         if (strcmp(p->diags[i].key, key) == 0) return &p->diags[i];
     return NULL;
 }
+
+size_t opm_profile_diag_count(const opm_profile *p) { return p->diag_count < OPM_MAX_DIAGS ? p->diag_count : OPM_MAX_DIAGS; }
+
+const opm_diag *opm_profile_diag_at(const opm_profile *p, size_t i)
+{
+    return i < opm_profile_diag_count(p) ? &p->diags[i] : NULL;
+}
+
+size_t opm_profile_diags_dropped(const opm_profile *p) { return p->diags_dropped; }
+
+const opm_gemm_details *opm_profile_gemm(const opm_profile *p) { return p->has_gemm ? &p->gemm : NULL; }
+
+size_t opm_profile_size(void) { return sizeof(opm_profile); }

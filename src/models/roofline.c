@@ -16,11 +16,8 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
     /* Only the head is cleared: every field after it is assigned below. */
     memset(p, 0, offsetof(opm_profile, levels));
     p->diag_count = 0;
-    p->name = opm_op_name(op);
-    p->kind = opm_op_kind(op);
-    p->phase = opm_op_phase(op);
-    p->model = "roofline";
-    p->hardware = opm_hardware_name(hw);
+    opm_profile_clear_tail(p);
+    opm_profile_names(p, op, hw, "roofline");
     p->matrix_flops = c.matrix_flops;
     p->vector_flops = c.vector_flops;
     p->flops = c.matrix_flops + c.vector_flops;
