@@ -217,3 +217,36 @@ Test(hardware, fuzz_regressions, .timeout = 30)
         opm_hardware_free(hw);
     }
 }
+
+/* Whole-object checks of a loaded file, reported at the offending line:
+ * levels innermost first, per-SM rates against the peaks. */
+Test(hardware, levels_order_and_per_sm_rates_checked)
+{
+    static const char *const cases[][2] = {
+        {"name: x\ncompute:\n  clock_hz: 1e9\n  num_sms: 10\n  vector_flops_per_s: {fp32: 2.56e12}\n"
+         "memory:\n  levels:\n    - {name: hbm, bandwidth_bytes_per_s: 1e12}\n    - {name: l2, size_bytes: 1e6}\n",
+         "x.yaml:9:"},
+        {"name: x\ncompute:\n  clock_hz: 1e9\n  num_sms: 10\n  vector_flops_per_s: {fp32: 2.56e12}\n"
+         "  vector_flops_per_clock_per_sm: {fp32: 128}\n"
+         "memory:\n  levels:\n    - {name: hbm, bandwidth_bytes_per_s: 1e12}\n",
+         "compute.vector_flops_per_clock_per_sm.fp32: expected num_sms x this x clock_hz (1.28e+12 FLOP/s) within 2%"},
+        {"name: x\ncompute:\n  clock_hz: 1e9\n  num_sms: 10\n  vector_flops_per_s: {fp32: 2.56e12}\n"
+         "  tensor_flops_per_clock_per_sm: {bf16: 1024}\n"
+         "memory:\n  levels:\n    - {name: hbm, bandwidth_bytes_per_s: 1e12}\n",
+         "expected a peak in tensor_flops_per_s.bf16"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        opm_error err;
+        opm_hardware *hw = opm_hardware_load_string(cases[i][0], strlen(cases[i][0]), "x.yaml", &err);
+        cr_assert_null(hw, "case %zu accepted", i);
+        cr_assert(strstr(err.message, cases[i][1]), "case %zu: %s", i, err.message);
+        cr_assert(strchr(err.message, '\n') == NULL);
+    }
+    /* Every built-in lists its levels innermost first (it loads). */
+    for (size_t i = 0; i < opm_hardware_builtin_count(); i++) {
+        opm_error err;
+        opm_hardware *hw = opm_hardware_builtin(opm_hardware_builtin_name(i), &err);
+        cr_assert_not_null(hw, "%s", err.message);
+        opm_hardware_free(hw);
+    }
+}
