@@ -1,6 +1,8 @@
-/* registry.c — the table of models, addressed by name.  Static and
- * immutable: nothing here changes at run time. */
+/* registry.c — the models addressed by name: the built-in table (static
+ * and immutable) and opm_registry, a caller-owned set of the built-in
+ * models plus the caller's; opm_predict and the profile accessors. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "../core/internal.h"
 #include "models.h"
@@ -48,13 +50,125 @@ static int opm_profile_check_finite(const opm_profile *p, opm_error *err)
     return 0;
 }
 
-int opm_predict(const char *model, const opm_op *op, const opm_hardware *hw, opm_profile *out, opm_error *err)
+/* A user model: the opm_model the registry hands out, with the strings it
+ * points to. */
+typedef struct user_model {
+    opm_model m;
+    char name[OPM_PROFILE_MODEL_MAX];
+    char *description;
+} user_model;
+
+struct opm_registry {
+    size_t n, cap;
+    user_model **user;
+};
+
+opm_registry *opm_registry_new(opm_error *err)
 {
     opm_error_clear(err);
-    const opm_model *m = opm_model_find(model);
-    if (!m) return opm_err(err, OPM_ENOTFOUND, "model", "no model named '%s' (see `opmodel models`)", model);
+    opm_registry *r = calloc(1, sizeof *r);
+    if (!r) opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    return r;
+}
+
+void opm_registry_free(opm_registry *r)
+{
+    if (!r) return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->user[i]->description);
+        free(r->user[i]);
+    }
+    free(r->user);
+    free(r);
+}
+
+size_t opm_registry_model_count(const opm_registry *r) { return opm_model_count() + (r ? r->n : 0); }
+
+const opm_model *opm_registry_model_at(const opm_registry *r, size_t i)
+{
+    size_t nb = opm_model_count();
+    if (i < nb) return &models[i];
+    return r && i - nb < r->n ? &r->user[i - nb]->m : NULL;
+}
+
+const opm_model *opm_registry_find_model(const opm_registry *r, const char *name)
+{
+    if (!name) return NULL;
+    const opm_model *m = opm_model_find(name);
+    for (size_t i = 0; !m && r && i < r->n; i++)
+        if (strcmp(r->user[i]->name, name) == 0) m = &r->user[i]->m;
+    return m;
+}
+
+int opm_model_register(opm_registry *r, const opm_model *model, opm_error *err)
+{
+    opm_error_clear(err);
+    if (!r || !model) return opm_err(err, OPM_EINVAL, "model", "expected a registry and a model, got NULL");
+    const char *name = model->name ? model->name : "";
+    size_t len = strlen(name);
+    int ok = len > 0 && len < OPM_PROFILE_MODEL_MAX;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_';
+    if (!ok)
+        return opm_err(err, OPM_EINVAL, "model.name", "expected 1 to %d characters of [a-z0-9_], got '%.40s'",
+                       OPM_PROFILE_MODEL_MAX - 1, name);
+    if (!model->predict) return opm_err(err, OPM_EINVAL, "model.predict", "expected a predict function, got NULL");
+    if (opm_registry_find_model(r, name))
+        return opm_err(err, OPM_EINVAL, "model.name", "expected a new name, '%s' is already registered", name);
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 4;
+        user_model **u = realloc(r->user, cap * sizeof *u);
+        if (!u) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        r->user = u;
+        r->cap = cap;
+    }
+    user_model *u = calloc(1, sizeof *u);
+    const char *desc = model->description ? model->description : "";
+    if (!u || !(u->description = malloc(strlen(desc) + 1))) {
+        free(u);
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
+    memcpy(u->name, name, len + 1);
+    strcpy(u->description, desc);
+    u->m.name = u->name;
+    u->m.description = u->description;
+    u->m.predict = model->predict;
+    r->user[r->n++] = u;
+    return 0;
+}
+
+int opm_predict_with(const opm_registry *r, const char *model, const opm_op *op, const opm_hardware *hw,
+                     opm_profile *out, opm_error *err)
+{
+    opm_error_clear(err);
+    const opm_model *m = model ? opm_model_find(model) : NULL;
+    const opm_model *user = m ? NULL : opm_registry_find_model(r, model);
+    if (user) m = user;
+    if (!m)
+        return opm_err(err, OPM_ENOTFOUND, "model", "no model named '%s' (see `opmodel models`)",
+                       model ? model : "(null)");
     int rc = m->predict(op, hw, out, err);
-    return rc ? rc : opm_profile_check_finite(out, err);
+    if (rc) return rc;
+    if (user) /* whatever the user's predict wrote there */
+        opm_profile_copy_name(out->model, sizeof out->model, m->name);
+    return opm_profile_check_finite(out, err);
+}
+
+int opm_predict(const char *model, const opm_op *op, const opm_hardware *hw, opm_profile *out, opm_error *err)
+{
+    return opm_predict_with(NULL, model, op, hw, out, err);
+}
+
+int opm_profile_init(opm_profile *p, const opm_op *op, const opm_hardware *hw, const char *model, opm_error *err)
+{
+    opm_error_clear(err);
+    opm_counts c;
+    memset(p, 0, sizeof *p);
+    int rc = opm_op_count(op, &c, err);
+    if (rc) return rc;
+    opm_profile_head(p, op, hw, model, &c);
+    if (p->flops < c.matrix_flops) return opm_err(err, OPM_EOVERFLOW, NULL, "FLOP count overflows 64 bits");
+    return 0;
 }
 
 

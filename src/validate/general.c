@@ -45,10 +45,17 @@ static int oom(opm_error *err) { return opm_err(err, OPM_ENOMEM, NULL, "out of m
 
 int opm_general_init(opm_general *v, const char *model, int calibrate, opm_error *err)
 {
+    return opm_general_init_with(v, NULL, model, calibrate, err);
+}
+
+int opm_general_init_with(opm_general *v, const opm_registry *reg, const char *model, int calibrate,
+                          opm_error *err)
+{
     memset(v, 0, sizeof *v);
     v->model = model;
+    v->reg = reg;
     v->calibrate = calibrate;
-    if (!(v->m = opm_model_find(model)))
+    if (!(v->m = opm_registry_find_model(reg, model)))
         return opm_err(err, OPM_ENOTFOUND, "--model", "no model named '%s' (see `opmodel models`)", model);
     return 0;
 }
@@ -390,7 +397,7 @@ static int do_line(opm_general *v, uint32_t file, const char *path, size_t line,
             goto done;
         }
     }
-    if (opm_predict(v->model, op, h, p, &e)) {
+    if (opm_predict_with(v->reg, v->model, op, h, p, &e)) {
         if (e.code == OPM_ENOMEM) rc = oom(err);
         else bad(v, path, line, "%s", e.message);
         goto done;
