@@ -16,10 +16,15 @@
  * anything else on the same registry.  A user model's predict has the
  * contract of a built-in one (model.h): fill the whole profile (start with
  * opm_profile_init, or with a built-in model's prediction), return 0 or a
- * status with err filled. */
+ * status with err filled.
+ *
+ * The registry also holds user op kinds (kind.h): opm_registry_add_kind,
+ * then opm_registry_op_new makes ops of them (or of a built-in kind, by
+ * name).  Such ops point into the registry, which must outlive them. */
 #ifndef OPMODEL_REGISTRY_H
 #define OPMODEL_REGISTRY_H
 
+#include "kind.h"
 #include "model.h"
 #include "trace.h"
 
@@ -46,6 +51,19 @@ OPM_API const opm_model *opm_registry_model_at(const opm_registry *r, size_t i);
  * profile's model field is the registered name whatever predict wrote. */
 OPM_API int opm_predict_with(const opm_registry *r, const char *model, const opm_op *op, const opm_hardware *hw,
                              opm_profile *out, opm_error *err);
+
+/* Adds a user op kind.  def->kind must be OPM_KIND_USER, def->name 1 to
+ * 31 characters of [a-z0-9_] that no built-in or registered kind has,
+ * def->count and def->validate not NULL, def->from_short NULL (user kinds
+ * have no short form). */
+OPM_API int opm_registry_add_kind(opm_registry *r, const opm_kind_def *def, opm_error *err);
+/* A registered user kind by name, NULL if none (built-in kinds are not
+ * listed: see opm_kind_parse). */
+OPM_API const opm_kind_def *opm_registry_find_kind(const opm_registry *r, const char *name);
+/* A new op of kind `kind` (a built-in kind's name or a registered user
+ * kind's), as opm_op_new; OPM_ENOTFOUND for an unknown name. */
+OPM_API opm_op *opm_registry_op_new(const opm_registry *r, const char *kind, const char *name, opm_phase phase,
+                                    opm_error *err);
 
 /* opm_trace_report_new whose roofline columns come from a model of r. */
 OPM_API opm_trace_report *opm_trace_report_new_with(const opm_registry *r, const opm_trace *t,

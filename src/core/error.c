@@ -53,22 +53,37 @@ static void escape_controls(char *s, size_t cap)
     opm_strlcpy(s, tmp, cap);
 }
 
-int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
+static int verr(opm_error *err, opm_status code, const char *field, const char *fmt, va_list ap)
 {
     if (!err) return (int)code;
     err->code = code;
     opm_strlcpy(err->field, field ? field : "", sizeof err->field);
     char body[OPM_ERROR_MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(body, sizeof body, fmt, ap);
-    va_end(ap);
     if (field && *field)
         snprintf(err->message, sizeof err->message, "%s: %s", field, body);
     else
         opm_strlcpy(err->message, body, sizeof err->message);
     escape_controls(err->message, sizeof err->message);
     return (int)code;
+}
+
+int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = verr(err, code, field, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int opm_error_set(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = verr(err, code, field, fmt ? fmt : "", ap);
+    va_end(ap);
+    return rc;
 }
 
 void opm_err_prefix(opm_error *err, const char *prefix)

@@ -21,6 +21,7 @@ typedef struct attr {
 struct opm_op {
     char *name;
     opm_kind kind;
+    const opm_kind_def *def;     /* the kind's table: built-in, or a registry's user kind */
     opm_phase phase;
     opm_tensor *tensors;
     size_t n_tensors, cap_tensors;
@@ -36,10 +37,10 @@ static char *dupstr(const char *s)
     return p;
 }
 
-opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *err)
+opm_op *opm_op_new_def(const opm_kind_def *def, const char *name, opm_phase phase, opm_error *err)
 {
     opm_error_clear(err);
-    if ((unsigned)kind >= OPM_KIND_COUNT) {
+    if (!def) {
         opm_err(err, OPM_EINVAL, "kind", "expected a known op kind");
         return NULL;
     }
@@ -48,14 +49,21 @@ opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *
         return NULL;
     }
     opm_op *op = calloc(1, sizeof *op);
-    if (!op || !(op->name = dupstr(name ? name : opm_kind_name(kind)))) {
+    if (!op || !(op->name = dupstr(name ? name : def->name))) {
         free(op);
         opm_err(err, OPM_ENOMEM, NULL, "out of memory");
         return NULL;
     }
-    op->kind = kind;
+    op->kind = def->kind;
+    op->def = def;
     op->phase = phase;
     return op;
+}
+
+opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *err)
+{
+    /* Built-in kinds only: a user kind's ops come from its registry. */
+    return opm_op_new_def((unsigned)kind < OPM_KIND_COUNT ? opm_kind_def_get(kind) : NULL, name, phase, err);
 }
 
 static void attr_clear(attr *a)
@@ -153,7 +161,7 @@ static attr *slot(opm_op *op, const char *key, opm_error *err)
         opm_err(err, OPM_EINVAL, key, "attribute names are at most 47 bytes");
         return NULL;
     }
-    const opm_kind_def *def = opm_kind_def_get(op->kind);
+    const opm_kind_def *def = op->def;
     if (!key_known(def, key)) {
         unknown_attr(def, key, err);
         return NULL;
@@ -256,7 +264,7 @@ int opm_op_set_phase(opm_op *op, opm_phase phase)
 opm_op *opm_op_clone(const opm_op *op, opm_error *err)
 {
     opm_error_clear(err);
-    opm_op *c = opm_op_new(op->name, op->kind, op->phase, err);
+    opm_op *c = opm_op_new_def(op->def, op->name, op->phase, err);
     if (!c) return NULL;
     for (size_t i = 0; i < op->n_tensors; i++) {
         const opm_tensor *t = &op->tensors[i];
@@ -282,6 +290,7 @@ fail:
 
 const char *opm_op_name(const opm_op *op) { return op->name; }
 opm_kind opm_op_kind(const opm_op *op) { return op->kind; }
+const char *opm_op_kind_name(const opm_op *op) { return op->def->name; }
 opm_phase opm_op_phase(const opm_op *op) { return op->phase; }
 size_t opm_op_tensor_count(const opm_op *op) { return op->n_tensors; }
 const opm_tensor *opm_op_tensor(const opm_op *op, size_t i)
@@ -384,7 +393,7 @@ static void attr_text(const attr *a, char *buf, size_t cap)
 int opm_op_validate(const opm_op *op, opm_error *err)
 {
     opm_error_clear(err);
-    const opm_kind_def *def = opm_kind_def_get(op->kind);
+    const opm_kind_def *def = op->def;
     size_t seen[OPM_ROLE_COUNT] = {0};
     for (size_t i = 0; i < op->n_tensors; i++) {
         opm_role r = op->tensors[i].role;
@@ -427,7 +436,7 @@ int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
 {
     opm_error_clear(err);
     memset(out, 0, sizeof *out);
-    int rc = opm_kind_def_get(op->kind)->count(op, out, err);
+    int rc = op->def->count(op, out, err);
     if (rc) return rc;
     /* Workspace is the kind-independent part of the footprint. */
     for (size_t i = 0; i < op->n_tensors; i++)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/internal.h"
+#include "../ops/kind.h"
 #include "models.h"
 
 static const opm_model models[] = {
@@ -58,10 +59,40 @@ typedef struct user_model {
     char *description;
 } user_model;
 
+/* A user kind: the caller's table, with its own copy of the name. */
+typedef struct user_kind {
+    opm_kind_def def;
+    char name[32];
+} user_kind;
+
 struct opm_registry {
     size_t n, cap;
     user_model **user;
+    size_t n_kinds, cap_kinds;
+    user_kind **kinds;
 };
+
+/* 1 to cap - 1 characters of [a-z0-9_]. */
+static int valid_name(const char *name, size_t cap)
+{
+    size_t len = name ? strlen(name) : 0;
+    int ok = len > 0 && len < cap;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_';
+    return ok;
+}
+
+/* Room for one more pointer in *arr (doubling). */
+static int grow(void ***arr, size_t n, size_t *cap)
+{
+    if (n < *cap) return 0;
+    size_t c = *cap ? 2 * *cap : 4;
+    void **p = realloc(*arr, c * sizeof *p);
+    if (!p) return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
 
 opm_registry *opm_registry_new(opm_error *err)
 {
@@ -79,7 +110,62 @@ void opm_registry_free(opm_registry *r)
         free(r->user[i]);
     }
     free(r->user);
+    for (size_t i = 0; i < r->n_kinds; i++) free(r->kinds[i]);
+    free(r->kinds);
     free(r);
+}
+
+const opm_kind_def *opm_registry_find_kind(const opm_registry *r, const char *name)
+{
+    for (size_t i = 0; r && name && i < r->n_kinds; i++)
+        if (strcmp(r->kinds[i]->name, name) == 0) return &r->kinds[i]->def;
+    return NULL;
+}
+
+int opm_registry_add_kind(opm_registry *r, const opm_kind_def *def, opm_error *err)
+{
+    opm_error_clear(err);
+    if (!r || !def) return opm_err(err, OPM_EINVAL, "kind", "expected a registry and a kind, got NULL");
+    opm_kind builtin;
+    if (!valid_name(def->name, sizeof r->kinds[0]->name))
+        return opm_err(err, OPM_EINVAL, "kind.name", "expected 1 to 31 characters of [a-z0-9_], got '%.40s'",
+                       def->name ? def->name : "(null)");
+    if (opm_kind_parse(def->name, &builtin) == 0 || opm_registry_find_kind(r, def->name))
+        return opm_err(err, OPM_EINVAL, "kind.name", "expected a new kind name, '%s' is taken", def->name);
+    if (def->kind != OPM_KIND_USER)
+        return opm_err(err, OPM_EINVAL, "kind.kind", "expected OPM_KIND_USER for a user kind, got %d", (int)def->kind);
+    if (!def->count || !def->validate)
+        return opm_err(err, OPM_EINVAL, def->count ? "kind.validate" : "kind.count", "expected a function, got NULL");
+    if (def->from_short || def->short_keys)
+        return opm_err(err, OPM_EINVAL, "kind.from_short", "expected NULL: user kinds have no short form");
+    for (int i = 0; i < OPM_ROLE_COUNT; i++)
+        if (def->max_tensors[i] < -1)
+            return opm_err(err, OPM_EINVAL, "kind.max_tensors", "expected -1 (no limit) or a count, got %d",
+                           def->max_tensors[i]);
+    user_kind *k = calloc(1, sizeof *k);
+    if (!k || grow((void ***)&r->kinds, r->n_kinds, &r->cap_kinds)) {
+        free(k);
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
+    k->def = *def;
+    strcpy(k->name, def->name);
+    k->def.name = k->name;
+    r->kinds[r->n_kinds++] = k;
+    return 0;
+}
+
+opm_op *opm_registry_op_new(const opm_registry *r, const char *kind, const char *name, opm_phase phase,
+                            opm_error *err)
+{
+    opm_error_clear(err);
+    opm_kind k;
+    const opm_kind_def *def = kind && opm_kind_parse(kind, &k) == 0 ? opm_kind_def_get(k)
+                                                                    : opm_registry_find_kind(r, kind);
+    if (!def) {
+        opm_err(err, OPM_ENOTFOUND, "kind", "no op kind named '%.40s' (see `opmodel ops`)", kind ? kind : "(null)");
+        return NULL;
+    }
+    return opm_op_new_def(def, name, phase, err);
 }
 
 size_t opm_registry_model_count(const opm_registry *r) { return opm_model_count() + (r ? r->n : 0); }
@@ -106,22 +192,13 @@ int opm_model_register(opm_registry *r, const opm_model *model, opm_error *err)
     if (!r || !model) return opm_err(err, OPM_EINVAL, "model", "expected a registry and a model, got NULL");
     const char *name = model->name ? model->name : "";
     size_t len = strlen(name);
-    int ok = len > 0 && len < OPM_PROFILE_MODEL_MAX;
-    for (size_t i = 0; ok && i < len; i++)
-        ok = (name[i] >= 'a' && name[i] <= 'z') || (name[i] >= '0' && name[i] <= '9') || name[i] == '_';
-    if (!ok)
+    if (!valid_name(name, OPM_PROFILE_MODEL_MAX))
         return opm_err(err, OPM_EINVAL, "model.name", "expected 1 to %d characters of [a-z0-9_], got '%.40s'",
                        OPM_PROFILE_MODEL_MAX - 1, name);
     if (!model->predict) return opm_err(err, OPM_EINVAL, "model.predict", "expected a predict function, got NULL");
     if (opm_registry_find_model(r, name))
         return opm_err(err, OPM_EINVAL, "model.name", "expected a new name, '%s' is already registered", name);
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 4;
-        user_model **u = realloc(r->user, cap * sizeof *u);
-        if (!u) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
-        r->user = u;
-        r->cap = cap;
-    }
+    if (grow((void ***)&r->user, r->n, &r->cap)) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     user_model *u = calloc(1, sizeof *u);
     const char *desc = model->description ? model->description : "";
     if (!u || !(u->description = malloc(strlen(desc) + 1))) {

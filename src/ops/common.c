@@ -34,7 +34,7 @@ static const opm_kind_def *const kinds[OPM_KIND_COUNT] = {
 };
 
 
-const opm_kind_def *opm_kind_def_get(opm_kind k) { return kinds[k]; }
+const opm_kind_def *opm_kind_def_get(opm_kind k) { return (unsigned)k < OPM_KIND_COUNT ? kinds[k] : NULL; }
 
 const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key)
 {

@@ -11,7 +11,13 @@
 #include "testutil.h"
 #include "validate/general.h"
 
-/* A user model: the roofline at twice the latency, with one diagnostic. */
+/* The error a user kind returns, through the public opm_error_set. */
+static int opm_err_for_test(opm_error *err, const char *field, const char *msg)
+{
+    return opm_error_set(err, OPM_EINVAL, field, "%s", msg);
+}
+
+/* A user model: the roofline at twice the latency. */
 static int slow_predict(const opm_op *op, const opm_hardware *hw, opm_profile *out, opm_error *err)
 {
     int rc = opm_predict("roofline", op, hw, out, err);
@@ -175,4 +181,124 @@ Test(registry, validation_with_a_user_model)
     opm_registry_free(r);
     unlink(path);
     rmdir(dir);
+}
+
+/* ---- a user op kind: y = alpha * x + beta, elementwise, one input and
+ * one output of the same shape; 2 FLOPs per element ---- */
+
+static const opm_attr_def axpb_attrs[] = {
+    {"alpha", OPM_ATTR_DOUBLE, 0, "scale"},
+    {"beta", OPM_ATTR_DOUBLE, 0, "offset"},
+    {NULL, 0, 0, NULL},
+};
+
+static int axpb_validate(const opm_op *op, opm_error *err)
+{
+    const opm_tensor *x = opm_op_find_tensor(op, OPM_ROLE_INPUT, 0), *y = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
+    if (!x || !y) return opm_err_for_test(err, "tensors", "expected an input x and an output y");
+    if (x->rank != y->rank) return opm_err_for_test(err, "tensors[1].shape", "expected the shape of x");
+    for (int i = 0; i < x->rank; i++)
+        if (x->shape[i] != y->shape[i]) return opm_err_for_test(err, "tensors[1].shape", "expected the shape of x");
+    return 0;
+}
+
+static int axpb_count(const opm_op *op, opm_counts *c, opm_error *err)
+{
+    int rc = axpb_validate(op, err);
+    if (rc) return rc;
+    const opm_tensor *x = opm_op_find_tensor(op, OPM_ROLE_INPUT, 0), *y = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
+    uint64_t n = 1;
+    for (int i = 0; i < x->rank; i++) n *= (uint64_t)x->shape[i];
+    c->vector_flops = 2 * n;
+    c->compute_dtype = x->dtype;
+    c->input_bytes = c->read_bytes = n * opm_dtype_bits(x->dtype) / 8;
+    c->output_bytes = c->write_bytes = n * opm_dtype_bits(y->dtype) / 8;
+    return 0;
+}
+
+static const opm_kind_def axpb_kind = {
+    .kind = OPM_KIND_USER, .name = "axpb", .summary = "y = alpha x + beta",
+    .tensors_help = "input x, output y of the same shape", .attrs = axpb_attrs,
+    .validate = axpb_validate, .count = axpb_count, .max_tensors = {1, 0, 1, 0, -1},
+};
+
+Test(registry, user_kind_predicts_with_every_model)
+{
+    opm_error err;
+    opm_registry *r = user_registry();
+    cr_assert_eq(opm_registry_add_kind(r, &axpb_kind, &err), 0, "%s", err.message);
+    cr_assert_not_null(opm_registry_find_kind(r, "axpb"));
+    opm_op *op = opm_registry_op_new(r, "axpb", "scale_shift", OPM_PHASE_INFERENCE, &err);
+    cr_assert_not_null(op, "%s", err.message);
+    const int64_t shape[2] = {8192, 8192};
+    cr_assert_eq(opm_op_add_tensor(op, OPM_ROLE_INPUT, shape, 2, OPM_BF16, NULL, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_op_add_tensor(op, OPM_ROLE_OUTPUT, shape, 2, OPM_BF16, NULL, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_op_set_double(op, "alpha", 2.0, &err), 0, "%s", err.message);
+    cr_assert_neq(opm_op_set_double(op, "alpah", 2.0, &err), 0, "the kind's attributes are checked");
+    cr_assert(strstr(err.message, "did you mean 'alpha'"), "%s", err.message);
+    cr_assert_eq(opm_op_validate(op, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_op_kind(op), OPM_KIND_USER);
+    cr_assert_str_eq(opm_op_kind_name(op), "axpb");
+    opm_hardware *hw = builtin_hw("h100_sxm");
+    const char *models[] = {"roofline", "extended_roofline", "effective_roofline", "slow_roofline"};
+    double bytes = 2.0 * 8192 * 8192 * 2;
+    for (size_t m = 0; m < 4; m++) {
+        opm_profile p;
+        cr_assert_eq(opm_predict_with(r, models[m], op, hw, &p, &err), 0, "%s: %s", models[m], err.message);
+        cr_assert_eq(p.flops, 2ull * 8192 * 8192);
+        cr_assert_eq(p.bound, OPM_BOUND_MEMORY, "%s", models[m]);
+        /* The memory roofline: the bytes at the hbm bandwidth and utilization. */
+        double t = bytes / (3.35e12 * 0.949);
+        cr_assert(p.latency_s > t && p.latency_s < 2.5 * t, "%s: %g vs %g", models[m], p.latency_s, t);
+        cr_assert_eq(p.fell_back, m == 1 || m == 2, "%s: the kernel models fall back", models[m]);
+        char *json = opm_profile_to_json(&p, &err);
+        cr_assert(strstr(json, "\"kind\": \"user\"") != NULL, "%s", json);
+        opm_free(json);
+    }
+    opm_op *copy = opm_op_clone(op, &err);
+    cr_assert_not_null(copy);
+    cr_assert_str_eq(opm_op_kind_name(copy), "axpb");
+    opm_op_free(copy);
+    /* A malformed op of the kind: its validate speaks. */
+    opm_op *bad = opm_registry_op_new(r, "axpb", NULL, OPM_PHASE_INFERENCE, &err);
+    const int64_t other[2] = {8192, 4096};
+    opm_op_add_tensor(bad, OPM_ROLE_INPUT, shape, 2, OPM_BF16, NULL, &err);
+    opm_op_add_tensor(bad, OPM_ROLE_OUTPUT, other, 2, OPM_BF16, NULL, &err);
+    opm_profile p;
+    cr_assert_neq(opm_predict_with(r, "roofline", bad, hw, &p, &err), 0);
+    cr_assert_str_eq(err.message, "tensors[1].shape: expected the shape of x");
+    cr_assert_str_eq(err.field, "tensors[1].shape");
+    opm_op_free(bad);
+    /* Built-in kinds by name too; unknown names refused. */
+    opm_op *g = opm_registry_op_new(r, "gemm", NULL, OPM_PHASE_INFERENCE, &err);
+    cr_assert_not_null(g);
+    cr_assert_str_eq(opm_op_kind_name(g), "gemm");
+    opm_op_free(g);
+    cr_assert_null(opm_registry_op_new(r, "axbp", NULL, OPM_PHASE_INFERENCE, &err));
+    cr_assert_eq(err.code, OPM_ENOTFOUND);
+    opm_op_free(op);
+    opm_hardware_free(hw);
+    opm_registry_free(r);
+}
+
+Test(registry, user_kind_checked)
+{
+    opm_error err;
+    opm_registry *r = opm_registry_new(&err);
+    opm_kind_def k = axpb_kind;
+    k.name = "gemm";
+    cr_assert_neq(opm_registry_add_kind(r, &k, &err), 0, "a built-in name");
+    k.name = "Bad Name";
+    cr_assert_neq(opm_registry_add_kind(r, &k, &err), 0);
+    k = axpb_kind;
+    k.kind = OPM_KIND_GEMM;
+    cr_assert_neq(opm_registry_add_kind(r, &k, &err), 0, "not OPM_KIND_USER");
+    k = axpb_kind;
+    k.count = NULL;
+    cr_assert_neq(opm_registry_add_kind(r, &k, &err), 0, "no count");
+    cr_assert_eq(opm_registry_add_kind(r, &axpb_kind, &err), 0, "%s", err.message);
+    cr_assert_neq(opm_registry_add_kind(r, &axpb_kind, &err), 0, "twice");
+    /* The built-in constructor does not make user-kind ops. */
+    cr_assert_null(opm_op_new("x", OPM_KIND_USER, OPM_PHASE_INFERENCE, &err));
+    opm_registry_free(r);
 }
