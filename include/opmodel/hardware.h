@@ -55,7 +55,9 @@ OPM_API const char *opm_hardware_builtin_text(size_t i);
 
 /* A copy running at `clock_hz`: compute peaks and on-chip (non-hbm) level
  * bandwidths scale with the clock relative to the clock they are quoted at;
- * DRAM (hbm) bandwidth does not. */
+ * DRAM (hbm) bandwidth does not.  With a supply_voltage table, J/FLOP and
+ * on-chip J/byte scale by (V(clock_hz)/V(old clock))²; idle power follows
+ * opm_hardware_idle_power_w at the new clock. */
 OPM_API opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err);
 OPM_API opm_hardware *opm_hardware_clone(const opm_hardware *hw, opm_error *err);
 OPM_API void opm_hardware_free(opm_hardware *hw);
@@ -74,6 +76,18 @@ OPM_API double opm_hardware_tensor_clock_hz(const opm_hardware *hw);
 OPM_API int opm_hardware_num_sms(const opm_hardware *hw);
 OPM_API double opm_hardware_static_power_w(const opm_hardware *hw);
 OPM_API double opm_hardware_tdp_w(const opm_hardware *hw);
+/* Idle board power in W at SM clock `clock_hz` (<= 0: the hardware's
+ * current clock).  With an `idle_power` table: linear interpolation between
+ * its clocks, the end values past its ends.  Without one: static_power_w
+ * (idle at the clock it was measured at, f0 = static_power_clock_hz, else
+ * clock_hz) × (0.66 + 0.34·(f/f0)³) — a clock-independent floor plus a V²f
+ * part, the floor from three measured tables (docs/energy.md).  0 when the
+ * description gives neither (opm_hardware_has_idle_power says so). */
+OPM_API double opm_hardware_idle_power_w(const opm_hardware *hw, double clock_hz);
+OPM_API int opm_hardware_has_idle_power(const opm_hardware *hw);
+/* "latency" (default), "energy" or "edp": what the GEMM kernel search
+ * minimises (hardware key gemm_selection_objective; an op attr overrides). */
+OPM_API const char *opm_hardware_gemm_selection_objective(const opm_hardware *hw);
 /* Dense peak FLOP/s of the engine for dtype, 0 if the engine lacks it. */
 OPM_API double opm_hardware_peak_flops(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
 /* FLOP per clock per SM as given in the description (0 if not given). */
