@@ -81,10 +81,14 @@ OPM_API double opm_hardware_tdp_w(const opm_hardware *hw);
  * its clocks, the end values past its ends.  Without one: static_power_w
  * (idle at the clock it was measured at, f0 = static_power_clock_hz, else
  * clock_hz) × (0.66 + 0.34·(f/f0)³) — a clock-independent floor plus a V²f
- * part, the floor from three measured tables (docs/energy.md).  0 when the
- * description gives neither (opm_hardware_has_idle_power says so). */
+ * part, the floor from three measured tables (docs/energy.md).  Without
+ * static_power_w either, 0.21 × tdp_w stands for it (the median measured
+ * idle/TDP of three GPUs).  0 when the description gives none of them
+ * (opm_hardware_has_idle_power says so; _is_measured: table or
+ * static_power_w, not the TDP rule). */
 OPM_API double opm_hardware_idle_power_w(const opm_hardware *hw, double clock_hz);
 OPM_API int opm_hardware_has_idle_power(const opm_hardware *hw);
+OPM_API int opm_hardware_idle_power_is_measured(const opm_hardware *hw);
 /* "latency" (default), "energy" or "edp": what the GEMM kernel search
  * minimises (hardware key gemm_selection_objective; an op attr overrides). */
 OPM_API const char *opm_hardware_gemm_selection_objective(const opm_hardware *hw);

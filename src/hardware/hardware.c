@@ -58,17 +58,40 @@ double opm_hw_voltage(const opm_hardware *hw, double clock_hz)
  * 60.28/82.29 = 0.73, H100 72.10/120.14 = 0.60; their median. */
 #define IDLE_POWER_FLOOR_FRACTION 0.66
 
-double opm_hardware_idle_power_w(const opm_hardware *hw, double clock_hz)
+/* Without a measured idle power, the board's idle at its quoted clock is
+ * this fraction of tdp_w: the measured idle/TDP of the A100 PCIe
+ * (67.34/250 = 0.27), A100 SXM (82.29/400 = 0.21) and H100 SXM
+ * (120.14/700 = 0.17); their median. */
+#define IDLE_TDP_FRACTION 0.21
+
+static double idle_at(const opm_hardware *hw, double clock_hz, int tdp_rule)
 {
     double f = clock_hz > 0 ? clock_hz : hw->cparam[CP_CLOCK_HZ];
     if (hw->n_idle) return table_at(hw->idle_clock_hz, hw->idle_w, hw->n_idle, f);
-    if (!hw->has_static_power) return 0;
+    double p0 = hw->has_static_power ? hw->static_power_w : tdp_rule && hw->has_tdp ? IDLE_TDP_FRACTION * hw->tdp_w : 0;
     double f0 = hw->static_power_clock_hz > 0 ? hw->static_power_clock_hz : hw->cparam[CP_CLOCK_HZ];
     double r = f / f0;
-    return hw->static_power_w * (IDLE_POWER_FLOOR_FRACTION + (1 - IDLE_POWER_FLOOR_FRACTION) * r * r * r);
+    return p0 * (IDLE_POWER_FLOOR_FRACTION + (1 - IDLE_POWER_FLOOR_FRACTION) * r * r * r);
 }
 
-int opm_hardware_has_idle_power(const opm_hardware *hw) { return hw->n_idle > 0 || hw->has_static_power; }
+double opm_hardware_idle_power_w(const opm_hardware *hw, double clock_hz) { return idle_at(hw, clock_hz, 1); }
+double opm_hw_measured_idle_w(const opm_hardware *hw, double clock_hz) { return idle_at(hw, clock_hz, 0); }
+
+int opm_hardware_has_idle_power(const opm_hardware *hw) { return hw->n_idle > 0 || hw->has_static_power || hw->has_tdp; }
+int opm_hardware_idle_power_is_measured(const opm_hardware *hw) { return hw->n_idle > 0 || hw->has_static_power; }
+
+void opm_hw_derive_energy(opm_hardware *hw)
+{
+    memset(hw->derived_j_per_flop, 0, sizeof hw->derived_j_per_flop);
+    double budget = hw->tdp_w - opm_hardware_idle_power_w(hw, 0);
+    if (!hw->has_tdp || !(budget > 0)) return;
+    for (int e = 0; e < 2; e++)
+        for (int d = 0; d < OPM_DTYPE_COUNT; d++) {
+            double peak = hw->maps[e ? HM_VECTOR_FLOPS : HM_TENSOR_FLOPS][d];
+            if (peak > 0 && hw->maps[e ? HM_VECTOR_ENERGY : HM_TENSOR_ENERGY][d] <= 0)
+                hw->derived_j_per_flop[e][d] = budget / peak;
+        }
+}
 
 const char *opm_hardware_gemm_selection_objective(const opm_hardware *hw)
 {
@@ -179,6 +202,8 @@ opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, o
         for (int d = 0; d < OPM_DTYPE_COUNT; d++) {
             c->maps[HM_TENSOR_ENERGY][d] *= s;
             c->maps[HM_VECTOR_ENERGY][d] *= s;
+            c->derived_j_per_flop[0][d] *= s;
+            c->derived_j_per_flop[1][d] *= s;
         }
         for (size_t i = 0; i < c->n_levels; i++)
             if (strcmp(c->levels[i].name, "hbm") != 0) {
@@ -187,7 +212,7 @@ opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, o
             }
     }
     /* Idle power stays anchored at the clock it was measured at. */
-    if (c->has_static_power && !(c->static_power_clock_hz > 0)) c->static_power_clock_hz = base;
+    if ((c->has_static_power || c->has_tdp) && !(c->static_power_clock_hz > 0)) c->static_power_clock_hz = base;
     c->cparam[CP_CLOCK_HZ] = clock_hz;
     if (c->cparam_set & (1u << CP_TENSOR_CLOCK_HZ)) c->cparam[CP_TENSOR_CLOCK_HZ] = clock_hz;
     /* A clock locked below the sustained one is the one the load runs at. */

@@ -44,6 +44,10 @@ struct opm_hardware {
     size_t n_idle, n_volt;
     double idle_clock_hz[HW_TABLE_MAX], idle_w[HW_TABLE_MAX];
     double volt_clock_hz[HW_TABLE_MAX], volt[HW_TABLE_MAX];
+    /* J/FLOP by the TDP rule for dtypes with a peak but no figure, filled
+     * at load (opm_hw_derive_energy): [0] tensor, [1] vector.  Read by the
+     * energy model only; the GEMM power cap uses given figures alone. */
+    double derived_j_per_flop[2][OPM_DTYPE_COUNT];
     /* gemm_selection_objective: 0 latency, 1 energy, 2 edp. */
     int gemm_objective;
     double cparam[CP_COUNT];
@@ -65,6 +69,13 @@ struct opm_hardware {
 
 /* The supply voltage at clock_hz interpolated in the table; 0 without one. */
 double opm_hw_voltage(const opm_hardware *hw, double clock_hz);
+
+/* Idle power from a table or static_power_w only (0 without either): what
+ * the GEMM power cap has always charged, so the TDP rule moves no latency. */
+double opm_hw_measured_idle_w(const opm_hardware *hw, double clock_hz);
+/* Fills derived_j_per_flop: (tdp_w − idle power) / dense peak for every
+ * dtype that has a peak but no J/FLOP (docs/energy.md, "TDP rule"). */
+void opm_hw_derive_energy(opm_hardware *hw);
 
 /* Initialises the defaults (utilizations 1). */
 void opm_hw_init(opm_hardware *hw);

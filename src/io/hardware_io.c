@@ -368,6 +368,7 @@ opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err)
         doc_locate_error(d, err);
         goto fail;
     }
+    opm_hw_derive_energy(hw);
     return hw;
 fail:
     free(hw);

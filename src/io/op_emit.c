@@ -143,7 +143,9 @@ void opm_profile_write_json(const opm_profile *p, strbuf *b)
     }
     sb_puts(b, ", \"static_j\": ");
     sb_num(b, p->static_energy_j);
-    sb_puts(b, "}, \"diagnostics\": {");
+    sb_puts(b, "}, \"average_power_w\": ");
+    sb_num(b, p->average_power_w);
+    sb_puts(b, ", \"diagnostics\": {");
     for (size_t i = 0; i < p->diag_count; i++) {
         const opm_diag *dg = &p->diags[i];
         if (i) sb_puts(b, ", ");

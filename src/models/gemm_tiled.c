@@ -22,7 +22,7 @@
  * clock_hz).  Both models then apply the power cap
  * (opm_gemm_power_cap): when the description gives tdp_w and an energy per
  * FLOP for the matrix path, body ≥ dynamic energy / (tdp_w −
- * static_power_w) − fixed overhead.  On a GPU without a matrix engine for
+ * idle power at the clock) − fixed overhead.  On a GPU without a matrix engine for
  * the dtype, fp16/bf16 GEMMs run fp32 FMAs (fp32 accumulation) at the fp32
  * vector rate.
  *
@@ -230,7 +230,7 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     double flop_j = h->tensor ? opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt)
                               : opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, simt_dt);
     if (flop_j <= 0 && !h->tensor) flop_j = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    double budget = opm_hardware_tdp_w(hw) - opm_hardware_static_power_w(hw);
+    double budget = opm_hardware_tdp_w(hw) - opm_hw_measured_idle_w(hw, 0);
     if (flop_j > 0 && budget > 0) {
         h->power_w = budget;
         h->flop_j = flop_j;
@@ -633,7 +633,7 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
  * dynamic energy E = executed FLOPs × flop_j + DRAM bytes × dram_j_per_byte
  * is fixed by the work, and back-to-back calls (which measured latencies
  * average over) keep the controller in steady state, so over one call of
- * body + fixed overhead the board may spend (tdp_w − static_power_w) ×
+ * body + fixed overhead the board may spend (tdp_w − idle power at the clock) ×
  * (body + overhead): the fixed overhead is launch time in which the SMs
  * idle.  Hence body ≥ E / budget − overhead.  Only the SM clock drops, so
  * the whole body stretches; a DRAM-bound kernel draws too little power to
@@ -1537,10 +1537,6 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     p->overhead_s = h.fixed_s;
     p->latency_s = e.body_s + h.fixed_s;
 
-    double eng_e = opm_hardware_energy_j_per_flop(hw, p->engine, c.compute_dtype);
-    if (eng_e <= 0 && p->engine == OPM_ENGINE_VECTOR) eng_e = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    p->compute_energy_j = (double)c.matrix_flops * eng_e +
-                          (double)c.vector_flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
     double dram_bytes = e.dram_read + e.dram_write;
     for (size_t i = 0; i < hw->n_levels && p->level_count < OPM_MAX_LEVELS; i++) {
         const opm_memory_level *l = &hw->levels[i];
@@ -1555,12 +1551,11 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         else { rd = (double)c.read_bytes; wr = (double)c.write_bytes; t = 0; }
         a->read_bytes = (uint64_t)rd;
         a->write_bytes = (uint64_t)wr;
-        a->energy_j = (rd + wr) * l->energy_j_per_byte;
         a->time_s = t;
     }
-    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
-    p->energy_j = p->compute_energy_j + p->static_energy_j;
-    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+    opm_energy_in work = {(double)c.matrix_flops, p->engine, c.compute_dtype, (double)c.vector_flops, OPM_FP32,
+                          h.power_w > 0};
+    opm_energy_apply(p, hw, &work);
     p->arithmetic_intensity = dram_bytes > 0 ? (double)p->flops / dram_bytes : 0;
 
     /* The limiting resource: the largest of the summed terms. */
@@ -1598,6 +1593,7 @@ roofline:
     rc = opm_roofline_predict(op, hw, p, err);
     if (!rc) {
         p->model = model;
+        opm_energy_cap(p, hw);
         opm_diag_text(p, "fallback", fallback);
     }
     return rc;

@@ -84,7 +84,7 @@ typedef struct gemm_hw {
     double max_ctas, max_warps, regs_per_sm, smem_per_sm, warp_size;
     int fma[3];
     double fixed_s;              /* device_fixed_overhead_cycles / clock */
-    /* Power cap: dynamic power budget tdp_w − static_power_w (0: no cap,
+    /* Power cap: dynamic power budget tdp_w − idle power at the clock (0: no cap,
      * when the description lacks tdp_w or the energy per FLOP of the
      * matrix path), energy per executed matrix FLOP and per DRAM byte. */
     double power_w, flop_j, dram_j_per_byte;
