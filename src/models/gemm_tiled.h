@@ -88,6 +88,11 @@ typedef struct gemm_hw {
      * when the description lacks tdp_w or the energy per FLOP of the
      * matrix path), energy per executed matrix FLOP and per DRAM byte. */
     double power_w, flop_j, dram_j_per_byte;
+    /* Kernel selection objective (0 latency, 1 energy, 2 energy × delay)
+     * and the energies it scores with: J per executed FLOP (given or TDP
+     * rule), per DRAM and per L2 byte, idle W at the clock. */
+    int objective;
+    double obj_flop_j, obj_dram_j, obj_l2_j, obj_idle_w;
 } gemm_hw;
 
 /* A kernel configuration (a catalog entry, or the hints of one op). */

@@ -228,3 +228,57 @@ Test(energy, power_cap_every_kind)
     opm_op_free(op);
     opm_hardware_free(hw);
 }
+
+/* gemm_selection_objective: the energy objective picks a kernel with no
+ * more energy (and no less time) than the latency objective; edp sits
+ * between; the op attr overrides the hardware key; a bad value is refused. */
+Test(energy, gemm_selection_objective)
+{
+    opm_hardware *hw = builtin_hw("h100_sxm");
+    const char *fmt = "{\"kind\": \"gemm\", \"m\": %d, \"n\": %d, \"k\": %d, \"dtype\": \"bf16\", "
+                      "\"attrs\": {\"gemm_selection_objective\": \"%s\"}}";
+    const int shapes[][3] = {{8192, 8192, 8192}, {4096, 1024, 8192}, {128, 4096, 4096}, {1, 8192, 8192}};
+    int differs = 0;
+    for (int s = 0; s < 4; s++) {
+        for (int mi = 0; mi < 2; mi++) {
+            const char *model = mi ? "effective_roofline" : "extended_roofline";
+            opm_profile r[3];
+            const char *objs[3] = {"latency", "energy", "edp"};
+            for (int o = 0; o < 3; o++) {
+                char j[256];
+                snprintf(j, sizeof j, fmt, shapes[s][0], shapes[s][1], shapes[s][2], objs[o]);
+                opm_op *op = op_json(j);
+                r[o] = predict_ok(model, op, hw);
+                opm_op_free(op);
+            }
+            cr_assert_leq(r[1].energy_j, r[0].energy_j * (1 + 1e-9), "%s %d", model, s);
+            cr_assert_geq(r[1].latency_s, r[0].latency_s * (1 - 1e-9), "%s %d", model, s);
+            cr_assert_leq(r[2].energy_j * r[2].latency_s, r[0].energy_j * r[0].latency_s * (1 + 1e-6));
+            differs |= r[1].energy_j < r[0].energy_j * (1 - 1e-6);
+        }
+    }
+    cr_assert(differs, "the energy objective changed no choice");
+    /* The hardware key sets the default. */
+    char *y = opm_hardware_to_yaml(hw, NULL);
+    char t[1 << 16];
+    snprintf(t, sizeof t, "gemm_selection_objective: energy\n%s", y);
+    opm_free(y);
+    opm_hardware *he = hw_text(t);
+    opm_op *plain = op_json("{\"kind\": \"gemm\", \"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\"}");
+    char j[256];
+    snprintf(j, sizeof j, fmt, 8192, 8192, 8192, "energy");
+    opm_op *tagged = op_json(j);
+    opm_profile a = predict_ok("extended_roofline", plain, he), b = predict_ok("extended_roofline", tagged, hw);
+    cr_assert_float_eq(a.energy_j, b.energy_j, 1e-12 * a.energy_j);
+    opm_op_free(plain);
+    opm_op_free(tagged);
+    snprintf(j, sizeof j, fmt, 64, 64, 64, "speed");
+    opm_op *bad = op_json(j);
+    opm_profile p;
+    opm_error err;
+    cr_assert_neq(opm_predict("extended_roofline", bad, hw, &p, &err), 0);
+    cr_assert(strstr(err.message, "latency, energy or edp"), "%s", err.message);
+    opm_op_free(bad);
+    opm_hardware_free(he);
+    opm_hardware_free(hw);
+}
