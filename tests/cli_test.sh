@@ -1189,5 +1189,37 @@ run "$BIN" trace report "$GR/trace.json.gz" --window 0:1e9 --format csv
 cmp -s "$T/out" <("$BIN" trace report "$GR/trace.json.gz" --format csv 2>/dev/null)
 report $? "trace report --window covering the whole trace changes nothing"
 
+# ---- calibrate-energy and the energy keys of every prediction ----
+EN=tests/data/energy/a100_synthetic.jsonl
+run "$BIN" calibrate-energy --data "$EN" --hardware a100_40gb_pcie -o "$T/ecal.yaml"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+# The rows were made with compute x0.6, dram x1.3, l2 x0.5, idle x0.7 (tests/data/energy/README.md).
+[ -z "$why" ] && why=$(awk '$1 == "compute" { c = $2 } $1 == "dram" { d = $2 } $1 == "l2" { l = $2 } $1 == "static" { s = $2 }
+    $1 == "held-out" { h = $2; a = $3 }
+    function off(x, t) { return x < t * 0.99 || x > t * 1.01 }
+    END { if (off(c, 0.6) || off(d, 1.3) || off(l, 0.5) || off(s, 0.7)) print "multipliers " c, d, l, s;
+          else if (!(h > 5) || !(a < 0.5)) print "held-out MAPE " h " -> " a }' "$T/out")
+report $([ -z "$why" ]; echo $?) "calibrate-energy recovers the synthetic rows' multipliers; held-out error falls" "$why"
+first=$(head -1 "$EN")
+measured=$(printf '%s' "$first" | sed 's/.*"energy_j": \([^,}]*\).*/\1/')
+printf '%s' "$first" | sed 's/.*"op": \({[^}]*}\).*/\1/' > "$T/eop.json"
+run "$BIN" predict --hardware "$T/ecal.yaml" --model extended_roofline --op "$T/eop.json"
+why=$(awk -v m="$measured" '{ if (match($0, /"energy_j": [^,]*/)) { e = substr($0, RSTART + 12, RLENGTH - 12) + 0;
+      if (e < m * 0.999 || e > m * 1.001) print "predicted " e " J, measured " m " J" } else print "no energy_j" }' "$T/out")
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+report $([ -z "$why" ]; echo $?) "calibrate-energy output loads in predict and reproduces a row's energy" "$why"
+grep -q '"average_power_w": ' "$T/out" && grep -q '"energy_breakdown": {"compute_j": ' "$T/out"
+report $? "predict JSON has energy_breakdown and average_power_w"
+run "$BIN" calibrate-energy --hardware a100_40gb_pcie -o "$T/x.yaml"
+fails_cleanly "calibrate-energy without --data: one line, exit 2" "data"
+run "$BIN" calibrate-energy --data data/kernels/vidur_memory_bound.jsonl --hardware a100_40gb_pcie -o "$T/x.yaml"
+fails_cleanly "calibrate-energy on lines without measured energy: one line, exit 2" "energy_j"
+[ ! -e "$T/x.yaml" ]
+report $? "calibrate-energy writes nothing when it fails"
+run "$BIN" validate --data "$EN" --format json
+grep -q '"energy": {"rows": 48' "$T/out"
+report $? "validate scores energy on lines with measured.energy_j" "$(head -c 200 "$T/out")"
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
