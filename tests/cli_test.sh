@@ -1221,5 +1221,9 @@ run "$BIN" validate --data "$EN" --format json
 grep -q '"energy": {"rows": 48' "$T/out"
 report $? "validate scores energy on lines with measured.energy_j" "$(head -c 200 "$T/out")"
 
+run "$BIN" validate-gemm-latency --data-dir tests/data/energy/gemm --no-calibrate-fixed-overhead --format json
+why=$(printf '%s' "$(cat "$T/out")" | tr -d '\n' | grep -o '"energy": {"rows": 12, "overall": {[^}]*}' | grep -o '"mape": [0-9.]*')
+[ "$why" = '"mape": 20.0000' ] && why=""
+report $([ -z "$why" ]; echo $?) "validate-gemm-latency scores energy_j rows (energy x1.25 of the model's: 20% MAPE)" "$why"
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
