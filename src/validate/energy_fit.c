@@ -1,7 +1,7 @@
 /* energy_fit.c — the calibrate-energy fit (energy_fit.h): per-line energy
  * terms gathered while opm_general reads the lines, a deterministic
  * train/held-out split, bounded non-negative least squares on relative
- * error by projected coordinate descent, and the calibrated copy. */
+ * error (exact, over the bound assignments), and the calibrated copy. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +10,6 @@
 
 const char *const opm_efit_names[OPM_EFIT_N] = {"compute", "dram", "l2", "static"};
 
-/* Coordinate-descent sweeps: 4 unknowns converge in far fewer; bounded. */
-#define EFIT_SWEEPS 500
 /* One line in EFIT_HOLD_EVERY is held out (by hash). */
 #define EFIT_HOLD_EVERY 4
 
@@ -71,10 +69,40 @@ static double mape(const opm_energy_fit *f, const double *a, int held)
     return n ? 100 * s / (double)n : 0;
 }
 
-/* min Σ ((Σ a_i x_i + c − y) / y)² over a ∈ [0, OPM_EFIT_MAX]^N: the
- * normal equations A a = b (A_ij = Σ x_i x_j / y², b_i = Σ x_i (y − c) / y²)
- * solved coordinate by coordinate, each clamped to its bounds; A is
- * positive semi-definite, so every step lowers the objective. */
+/* Solves the n×n system M x = r in place (partial pivoting); 0 when singular. */
+static int solve(int n, double M[OPM_EFIT_N][OPM_EFIT_N], double *r)
+{
+    for (int c = 0; c < n; c++) {
+        int piv = c;
+        for (int k = c + 1; k < n; k++)
+            if (fabs(M[k][c]) > fabs(M[piv][c])) piv = k;
+        if (!(fabs(M[piv][c]) > 1e-300)) return 0;
+        for (int k = 0; k < n; k++) {
+            double t = M[c][k];
+            M[c][k] = M[piv][k];
+            M[piv][k] = t;
+        }
+        double t = r[c];
+        r[c] = r[piv];
+        r[piv] = t;
+        for (int k = c + 1; k < n; k++) {
+            double f = M[k][c] / M[c][c];
+            for (int l = c; l < n; l++) M[k][l] -= f * M[c][l];
+            r[k] -= f * r[c];
+        }
+    }
+    for (int c = n - 1; c >= 0; c--) {
+        for (int k = c + 1; k < n; k++) r[c] -= M[c][k] * r[k];
+        r[c] /= M[c][c];
+    }
+    return 1;
+}
+
+/* min Σ ((Σ a_i x_i + c − y) / y)² over a ∈ [0, OPM_EFIT_MAX]^N, i.e.
+ * aᵀAa − 2bᵀa with A_ij = Σ x_i x_j / y², b_i = Σ x_i (y − c) / y².  Exact:
+ * the minimum is a KKT point, where each multiplier is free (its row of
+ * the normal equations holds) or at a bound, so every one of the 3^N
+ * assignments is solved and the best feasible one kept (81 small solves). */
 static void fit(opm_energy_fit *f)
 {
     double A[OPM_EFIT_N][OPM_EFIT_N] = {{0}}, b[OPM_EFIT_N] = {0};
@@ -91,15 +119,51 @@ static void fit(opm_energy_fit *f)
         f->alpha[i] = 1;
         f->fitted[i] = A[i][i] > 0;
     }
-    for (int s = 0; s < EFIT_SWEEPS; s++)
+    double best = HUGE_VAL, best_a[OPM_EFIT_N];
+    memcpy(best_a, f->alpha, sizeof best_a);
+    int combos = 1;
+    for (int i = 0; i < OPM_EFIT_N; i++) combos *= 3;
+    for (int code = 0; code < combos; code++) {
+        double a[OPM_EFIT_N];
+        int freev[OPM_EFIT_N], nf = 0, skip = 0;
+        for (int i = 0, c = code; i < OPM_EFIT_N; i++, c /= 3) {
+            int st = c % 3;                        /* 0 free, 1 at 0, 2 at the upper bound */
+            if (!f->fitted[i]) {
+                skip |= st != 0;                    /* one assignment per unfitted term */
+                a[i] = 1;
+                continue;
+            }
+            a[i] = st == 1 ? 0 : st == 2 ? OPM_EFIT_MAX : NAN;
+            if (st == 0) freev[nf++] = i;
+        }
+        if (skip) continue;
+        double M[OPM_EFIT_N][OPM_EFIT_N], r[OPM_EFIT_N];
+        for (int p = 0; p < nf; p++) {
+            r[p] = b[freev[p]];
+            for (int j = 0; j < OPM_EFIT_N; j++)
+                if (isfinite(a[j]) && f->fitted[j]) r[p] -= A[freev[p]][j] * a[j];
+            for (int q = 0; q < nf; q++) M[p][q] = A[freev[p]][freev[q]];
+        }
+        if (nf && !solve(nf, M, r)) continue;
+        int ok = 1;
+        for (int p = 0; p < nf; p++) {
+            ok &= r[p] >= 0 && r[p] <= OPM_EFIT_MAX;
+            a[freev[p]] = r[p];
+        }
+        if (!ok) continue;
+        double obj = 0;
         for (int i = 0; i < OPM_EFIT_N; i++) {
             if (!f->fitted[i]) continue;
-            double rest = b[i];
+            obj -= 2 * b[i] * a[i];
             for (int j = 0; j < OPM_EFIT_N; j++)
-                if (j != i) rest -= A[i][j] * f->alpha[j];
-            double a = rest / A[i][i];
-            f->alpha[i] = a < 0 ? 0 : a > OPM_EFIT_MAX ? OPM_EFIT_MAX : a;
+                if (f->fitted[j]) obj += a[i] * A[i][j] * a[j];
         }
+        if (obj < best) {
+            best = obj;
+            memcpy(best_a, a, sizeof best_a);
+        }
+    }
+    memcpy(f->alpha, best_a, sizeof best_a);
 }
 
 int opm_energy_fit_run(const opm_hardware *hw, const char *const *paths, size_t n_paths, const char *model,

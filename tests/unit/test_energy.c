@@ -6,7 +6,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "testutil.h"
+#include "validate/energy_fit.h"
 
 static opm_hardware *hw_text(const char *t)
 {
@@ -281,4 +283,58 @@ Test(energy, gemm_selection_objective)
     opm_op_free(bad);
     opm_hardware_free(he);
     opm_hardware_free(hw);
+}
+
+/* calibrate-energy on a file that gives neither J/FLOP nor idle power: the
+ * TDP rule's figures are fitted and written out as figures.  The lines'
+ * "measured" energy is twice the prediction, so every multiplier is 2. */
+Test(energy, calibrate_energy_tdp_rule_file)
+{
+    char hwpath[512], rows[512];
+    int fd = tmp_file(hwpath, sizeof hwpath, "energy_hw");
+    const char *hwtext = "name: tdp_only\ntdp_w: 300\n"
+                         "compute: {clock_hz: 1.5e9, num_sms: 80, tensor_flops_per_s: {bf16: 200e12}, vector_flops_per_s: {fp32: 20e12}}\n"
+                         "memory: {levels: [{name: l2, size_bytes: 4e7, bandwidth_bytes_per_s: 5e12, energy_j_per_byte: 2e-12},"
+                         " {name: hbm, size_bytes: 4e10, bandwidth_bytes_per_s: 1.5e12, energy_j_per_byte: 3e-11}]}\n";
+    cr_assert_eq(write(fd, hwtext, strlen(hwtext)), (ssize_t)strlen(hwtext));
+    close(fd);
+    opm_hardware *hw = hw_text(hwtext);
+    fd = tmp_file(rows, sizeof rows, "energy_rows");
+    FILE *f = fdopen(fd, "w");
+    const char *ops[] = {"{\"kind\": \"gemm\", \"m\": %d, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}",
+                         "{\"kind\": \"softmax\", \"shape\": [%d, 32000], \"dtype\": \"fp32\", \"dim\": -1}",
+                         "{\"kind\": \"elementwise\", \"op\": \"add\", \"inputs\": [[%d, 8192], [%d, 8192]], \"dtype\": \"fp32\"}"};
+    for (int i = 0; i < 24; i++) {
+        char j[256];
+        snprintf(j, sizeof j, ops[i % 3], 64 << (i / 3), 64 << (i / 3));
+        opm_op *op = op_json(j);
+        opm_profile p = predict_ok("extended_roofline", op, hw);
+        fprintf(f, "{\"hardware\": \"%s\", \"op\": %s, \"measured\": {\"latency_s\": %.17g, \"energy_j\": %.17g}}\n", hwpath,
+                j, p.latency_s, 2 * p.energy_j);
+        opm_op_free(op);
+    }
+    fclose(f);
+    opm_energy_fit fit;
+    opm_error err;
+    const char *paths[1] = {rows};
+    cr_assert_eq(opm_energy_fit_run(hw, paths, 1, "extended_roofline", &fit, &err), 0, "%s", err.message);
+    cr_assert_gt(fit.n_held, 0);
+    for (int i = 0; i < OPM_EFIT_N; i++) {
+        cr_assert(fit.fitted[i], "%s not fitted", opm_efit_names[i]);
+        cr_assert_float_eq(fit.alpha[i], 2, 1e-6, "%s: %g", opm_efit_names[i], fit.alpha[i]);
+    }
+    cr_assert_lt(fit.held_after, 1e-6);
+    cr_assert_gt(fit.held_before, 40);
+    opm_hardware *cal = opm_energy_fit_apply(hw, &fit, &err);
+    cr_assert_not_null(cal);
+    cr_assert(opm_hardware_idle_power_is_measured(cal));
+    cr_assert_float_eq(opm_hardware_static_power_w(cal), 2 * 0.21 * 300, 1e-9);
+    cr_assert_float_eq(opm_hardware_energy_j_per_flop(cal, OPM_ENGINE_TENSOR, OPM_BF16),
+                       2 * (300 - 0.21 * 300) / 200e12, 1e-24);
+    cr_assert_float_eq(opm_hardware_find_level(cal, "hbm")->energy_j_per_byte, 6e-11, 1e-20);
+    opm_energy_fit_free(&fit);
+    opm_hardware_free(cal);
+    opm_hardware_free(hw);
+    unlink(rows);
+    unlink(hwpath);
 }
