@@ -56,7 +56,7 @@ typedef struct rollup {
     uint64_t flops_device, flops_model;
     kind_sum kinds[32];
     size_t n_kinds;
-    double group_latency_s[4];
+    double group_latency_s[LLM_MAX_GROUPS];
     int64_t devices;
 } rollup;
 

@@ -132,8 +132,66 @@ static void mlp(builder *b, const llm_config *c, const char *prefix, int64_t t, 
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* A state-space mixer, per device (heads, channels and the projections
+ * split by tp as Megatron's Mamba layers split them).  Mamba-2: in_proj to
+ * z, x, B, C, dt; the causal conv over x, B, C; the SSD scan; the gated
+ * RMSNorm (y·silu(z), then the norm); out_proj.  Mamba-1 (Jamba): in_proj to
+ * x, z; the conv over x; x_proj to dt, B, C (Jamba: their RMSNorms);
+ * dt_proj; the selective scan as mamba_ssd with one channel per head and
+ * chunk 1 (the per-token recurrence: h = exp(dt·A)·h + dt·B·x, y = C·h,
+ * gated by silu(z) in the scan kernel as selective_scan_fn does); out_proj.
+ * Decode is the recurrent update (seqlen 1) reading and writing the state,
+ * whose bytes are the layer's "KV cache". */
+static void ssm_mixer(builder *b, const llm_config *c, int64_t bsz, int64_t sq)
+{
+    const llm_step_spec *sp = b->spec;
+    int64_t tp = sp->tp, t = bsz * sq, h = c->hidden, di = llm_ssm_inner(c) / tp, n = c->ssm_state;
+    int init = sp->phase == LLM_DECODE || sp->context > 0, fin = sp->phase != LLM_TRAIN;
+    const char *d = dt(sp->dtype), *sd = dt(sp->kv_dtype);
+    if (c->ssm == 2) {
+        int64_t nh = c->ssm_heads / tp, g = c->ssm_groups / tp;
+        gemm(b, "in_proj", t, 2 * di + 2 * g * n + nh, h, c->ssm_proj_bias, tp);
+        add_op(b, LLM_K_SSM, "conv1d", "causal_conv1d", tp,
+               "\"batch\": %lld, \"dim\": %lld, \"seqlen\": %lld, \"width\": %lld, \"bias\": %s, "
+               "\"activation\": \"silu\", \"dtype\": \"%s\"",
+               (long long)bsz, (long long)(di + 2 * g * n), (long long)sq, (long long)c->ssm_conv,
+               c->ssm_conv_bias ? "true" : "false", d);
+        add_op(b, LLM_K_SSM, "ssd_scan", "mamba_ssd", tp,
+               "\"batch\": %lld, \"seqlen\": %lld, \"heads\": %lld, \"head_dim\": %lld, \"state_dim\": %lld, "
+               "\"groups\": %lld, \"chunk_size\": %lld, \"dt_bias\": true, \"dt_softplus\": true, "
+               "\"initial_states\": %s, \"final_states\": %s, \"dtype\": \"%s\", \"state_dtype\": \"%s\"",
+               (long long)bsz, (long long)sq, (long long)nh, (long long)c->ssm_head_dim, (long long)n, (long long)g,
+               (long long)c->ssm_chunk, init ? "true" : "false", fin ? "true" : "false", d, sd);
+        add_op(b, LLM_K_ELEMENTWISE, "ssm_gate", "elementwise", tp,
+               "\"op\": \"silu_mul\", \"inputs\": [[%lld, %lld], [%lld, %lld]], \"dtype\": \"%s\"", (long long)t,
+               (long long)di, (long long)t, (long long)di, d);
+        add_op(b, LLM_K_NORM, "ssm_norm", "rmsnorm", tp, "\"shape\": [%lld, %lld], \"dtype\": \"%s\"", (long long)t,
+               (long long)di, d);
+    } else {
+        int64_t r = c->ssm_dt_rank;
+        gemm(b, "in_proj", t, 2 * di, h, c->ssm_proj_bias, tp);
+        add_op(b, LLM_K_SSM, "conv1d", "causal_conv1d", tp,
+               "\"batch\": %lld, \"dim\": %lld, \"seqlen\": %lld, \"width\": %lld, \"bias\": %s, "
+               "\"activation\": \"silu\", \"dtype\": \"%s\"",
+               (long long)bsz, (long long)di, (long long)sq, (long long)c->ssm_conv, c->ssm_conv_bias ? "true" : "false",
+               d);
+        gemm(b, "x_proj", t, r + 2 * n, di, 0, tp);
+        if (!strcmp(c->model_type, "jamba"))
+            add_op(b, LLM_K_NORM, "dt_bc_norm", "rmsnorm", 1, "\"shape\": [%lld, %lld], \"dtype\": \"%s\"",
+                   (long long)t, (long long)(r + 2 * n), d);
+        gemm(b, "dt_proj", t, di, r, 0, tp);
+        add_op(b, LLM_K_SSM, "selective_scan", "mamba_ssd", tp,
+               "\"batch\": %lld, \"seqlen\": %lld, \"heads\": %lld, \"head_dim\": 1, \"state_dim\": %lld, "
+               "\"groups\": 1, \"chunk_size\": 1, \"z_gate\": true, \"dt_bias\": true, \"dt_softplus\": true, "
+               "\"initial_states\": %s, \"final_states\": %s, \"dtype\": \"%s\", \"state_dtype\": \"%s\"",
+               (long long)bsz, (long long)sq, (long long)di, (long long)n, init ? "true" : "false",
+               fin ? "true" : "false", d, sd);
+    }
+    gemm(b, "out_proj", t, h, di, c->ssm_proj_bias, tp);
+}
+
 /* One decoder (or encoder) layer of the given type, per device. */
-static void layer(builder *b, const llm_config *c, int moe)
+static void layer(builder *b, const llm_config *c, int mixer, int ffn)
 {
     const llm_step_spec *sp = b->spec;
     int64_t tp = sp->tp, ep = sp->ep, h = c->hidden;
@@ -144,8 +202,11 @@ static void layer(builder *b, const llm_config *c, int moe)
     double ab = opm_dtype_bytes(sp->dtype);
     const char *kvd = dt(sp->kv_dtype);
 
-    norm(b, c, "attn_norm", t, h);
-    if (c->mla) {
+    int64_t sw = mixer == LLM_MIX_SWA ? c->sliding_window : 0;
+    norm(b, c, mixer == LLM_MIX_SSM ? "ssm_norm_in" : "attn_norm", t, h);
+    if (mixer == LLM_MIX_SSM) {
+        ssm_mixer(b, c, bsz, sq);
+    } else if (c->mla) {
         int64_t qk = c->qk_nope + c->qk_rope;
         if (c->q_lora) {
             gemm(b, "q_a", t, c->q_lora, h, 0, 1);
@@ -196,11 +257,21 @@ static void layer(builder *b, const llm_config *c, int moe)
             add_op(b, LLM_K_ROPE, "rope", "rope", tp,
                    "\"batch\": %lld, \"seq\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"head_dim\": %lld, \"dtype\": \"%s\"",
                    (long long)bsz, (long long)sq, (long long)nh, (long long)nkv, (long long)hd, dt(sp->dtype));
+        /* A sliding window of W keys: decode reads the W newest cached
+         * tokens (a rolling cache holds only those); prefill and train mask
+         * the scores outside the window. */
         if (sp->phase == LLM_DECODE)
             add_op(b, LLM_K_ATTENTION, "attention", "attention_decode", tp,
                    "\"batch\": %lld, \"seq_kv\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"head_dim\": %lld, "
                    "\"dtype\": \"%s\", \"kv_dtype\": \"%s\"",
-                   (long long)bsz, (long long)skv, (long long)nh, (long long)nkv, (long long)hd, dt(sp->dtype), kvd);
+                   (long long)bsz, (long long)(sw && sw < skv ? sw : skv), (long long)nh, (long long)nkv, (long long)hd,
+                   dt(sp->dtype), kvd);
+        else if (sw)
+            add_op(b, LLM_K_ATTENTION, "attention", sp->phase == LLM_PREFILL ? "attention_prefill" : "attention", tp,
+                   "\"batch\": %lld, \"seq_q\": %lld, \"seq_kv\": %lld, \"heads\": %lld, \"kv_heads\": %lld, "
+                   "\"head_dim\": %lld, \"causal\": true, \"sliding_window\": %lld, \"dtype\": \"%s\"",
+                   (long long)bsz, (long long)sq, (long long)skv, (long long)nh, (long long)nkv, (long long)hd,
+                   (long long)sw, dt(sp->dtype));
         else
             add_op(b, LLM_K_ATTENTION, "attention", sp->phase == LLM_PREFILL ? "attention_prefill" : "attention", tp,
                    "\"batch\": %lld, \"seq_q\": %lld, \"seq_kv\": %lld, \"heads\": %lld, \"kv_heads\": %lld, "
@@ -210,10 +281,11 @@ static void layer(builder *b, const llm_config *c, int moe)
         gemm(b, "o", t, h, nh * hd, c->all_bias, tp);
     }
     uint64_t act = (uint64_t)((double)t * (double)h * ab);
-    if (tp > 1) add_comm(b, "attn_all_reduce", "all_reduce", act);
-    residual(b, "attn_residual", t, h);
+    if (tp > 1) add_comm(b, mixer == LLM_MIX_SSM ? "ssm_all_reduce" : "attn_all_reduce", "all_reduce", act);
+    residual(b, mixer == LLM_MIX_SSM ? "ssm_residual" : "attn_residual", t, h);
+    if (ffn == LLM_FFN_NONE) return;
     norm(b, c, "mlp_norm", t, h);
-    if (moe) {
+    if (ffn == LLM_FFN_MOE) {
         gemm(b, "router", t, c->experts, h, 0, 1);
         /* Each device holds experts/ep experts and gets the tokens routed to
          * them: on average t·k/ep (token, expert) pairs, so the FLOPs over
@@ -241,7 +313,7 @@ int llm_kinds_parse(const char *list, unsigned *mask, opm_error *err)
     static const struct { const char *name; unsigned bit; } names[] = {
         {"gemm", LLM_K_GEMM}, {"attention", LLM_K_ATTENTION}, {"norm", LLM_K_NORM},
         {"elementwise", LLM_K_ELEMENTWISE}, {"rope", LLM_K_ROPE}, {"embedding", LLM_K_EMBEDDING},
-        {"moe", LLM_K_MOE}, {"comm", LLM_K_COMM}, {"optimizer", LLM_K_OPTIMIZER},
+        {"moe", LLM_K_MOE}, {"comm", LLM_K_COMM}, {"optimizer", LLM_K_OPTIMIZER}, {"ssm", LLM_K_SSM},
     };
     *mask = 0;
     const char *p = list;
@@ -252,7 +324,7 @@ int llm_kinds_parse(const char *list, unsigned *mask, opm_error *err)
             if (strlen(names[i].name) == n && !strncmp(names[i].name, p, n)) break;
         if (i == sizeof names / sizeof names[0])
             return opm_err(err, OPM_EINVAL, "only",
-                           "unknown kind '%.*s' (gemm, attention, norm, elementwise, rope, embedding, moe, comm, optimizer)",
+                           "unknown kind '%.*s' (gemm, attention, norm, elementwise, rope, embedding, moe, comm, optimizer, ssm)",
                            (int)n, p);
         *mask |= names[i].bit;
         p += n;
@@ -272,21 +344,51 @@ void llm_step_free(llm_step *s)
  * by tp, experts by ep; norms and the router replicated; the embedding and
  * head split by tp (vocabulary parallel) and counted on every stage, which
  * over-states a middle stage by at most one table. */
+static uint64_t layer_params_per_device(const llm_config *c, const llm_step_spec *sp, int64_t l)
+{
+    uint64_t tp = (uint64_t)sp->tp, ep = (uint64_t)sp->ep, h = (uint64_t)c->hidden;
+    int f = llm_layer_ffn(c, l);
+    uint64_t p = (llm_layer_mixer(c, l) == LLM_MIX_SSM ? llm_ssm_params(c) : llm_attn_params(c)) / tp +
+                 (f == LLM_FFN_NONE ? 1 : 2) * llm_norm_params(c);
+    if (f == LLM_FFN_DENSE) p += llm_mlp_params(c, c->intermediate) / tp;
+    if (f == LLM_FFN_MOE)
+        p += h * (uint64_t)c->experts + (uint64_t)c->experts * llm_mlp_params(c, c->moe_inter) / (tp * ep) +
+             (uint64_t)c->shared_experts * llm_mlp_params(c, c->moe_inter) / tp;
+    return p;
+}
+
 static uint64_t params_per_device(const llm_config *c, const llm_step_spec *sp)
 {
-    uint64_t tp = (uint64_t)sp->tp, ep = (uint64_t)sp->ep, h = (uint64_t)c->hidden, v = (uint64_t)c->vocab;
+    uint64_t tp = (uint64_t)sp->tp, h = (uint64_t)c->hidden, v = (uint64_t)c->vocab;
     int64_t per_stage = ceil_div(c->layers, sp->pp);
-    uint64_t norms = 2 * llm_norm_params(c);
-    uint64_t dense = llm_attn_params(c) / tp + norms + llm_mlp_params(c, c->intermediate) / tp;
-    uint64_t moe = llm_attn_params(c) / tp + norms + h * (uint64_t)c->experts +
-                   (uint64_t)c->experts * llm_mlp_params(c, c->moe_inter) / (tp * ep) +
-                   (uint64_t)c->shared_experts * llm_mlp_params(c, c->moe_inter) / tp;
     uint64_t p = 0;
-    /* the stage with the most MoE layers: the last ones */
-    for (int64_t l = c->layers - per_stage; l < c->layers; l++) p += llm_layer_is_moe(c, l) ? moe : dense;
+    /* the last stage: the one with the most MoE layers when they follow dense ones */
+    for (int64_t l = c->layers - per_stage; l < c->layers; l++) p += layer_params_per_device(c, sp, l);
     p += (v * h + (c->tied ? 0 : v * h)) / tp + llm_norm_params(c);
     if (c->learned_pos) p += (uint64_t)(c->max_pos + c->type_vocab) * h;
     return p;
+}
+
+/* Cached state per device of the last stage's layers: attention keeps K and
+ * V of every cached token (a sliding-window layer at most W of them), an
+ * SSM layer its fixed recurrent state (heads × head_dim × state, in the
+ * kv dtype, as vLLM's mamba cache keeps it) and the conv's last W − 1 inputs,
+ * whatever the context. */
+static uint64_t cache_bytes(const llm_config *c, const llm_step_spec *sp, int64_t cached)
+{
+    int64_t per_stage = ceil_div(c->layers, sp->pp), tp = sp->tp;
+    double kb = opm_dtype_bytes(sp->kv_dtype), total = 0;
+    double per_tok = c->mla ? (double)(c->kv_lora + c->qk_rope)
+                            : 2.0 * (double)(c->kv_heads >= tp ? c->kv_heads / tp : 1) * (double)c->head_dim;
+    double di = c->ssm ? (double)(llm_ssm_inner(c) / tp) : 0, n = (double)c->ssm_state;
+    double conv_dim = c->ssm == 2 ? di + 2.0 * (double)(c->ssm_groups / tp) * n : di;
+    double ssm = di * n + (double)(c->ssm_conv - 1) * conv_dim; /* Mamba-2: heads·head_dim = d_inner */
+    for (int64_t l = c->layers - per_stage; l < c->layers; l++) {
+        int m = llm_layer_mixer(c, l);
+        int64_t tok = m == LLM_MIX_SWA && c->sliding_window < cached ? c->sliding_window : cached;
+        total += m == LLM_MIX_SSM ? ssm : (double)tok * per_tok;
+    }
+    return (uint64_t)((double)sp->batch * total * kb);
 }
 
 int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, opm_error *err)
@@ -299,12 +401,17 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
         return opm_err(err, OPM_EINVAL, "context", "decode needs --context ≥ 1 (the tokens attended to)");
     if (c->encoder && sp->phase == LLM_DECODE)
         return opm_err(err, OPM_EUNSUPPORTED, "phase", "%s is an encoder: it has no decode step", c->name);
-    if (c->heads % sp->tp || c->intermediate % sp->tp || (c->experts && c->moe_inter % sp->tp) ||
-        (c->kv_heads > sp->tp ? c->kv_heads % sp->tp : sp->tp % c->kv_heads))
+    int attention = !c->ssm || c->attn_period > 0;
+    if ((attention && (c->heads % sp->tp || (c->kv_heads > sp->tp ? c->kv_heads % sp->tp : sp->tp % c->kv_heads))) ||
+        (!c->no_mlp && c->intermediate % sp->tp) || (c->experts && c->moe_inter % sp->tp))
         return opm_err(err, OPM_EINVAL, "tp",
                        "%lld does not divide the heads (%lld), kv heads (%lld) and intermediate sizes (%lld, %lld)",
                        (long long)sp->tp, (long long)c->heads, (long long)c->kv_heads, (long long)c->intermediate,
                        (long long)c->moe_inter);
+    if (c->ssm && (llm_ssm_inner(c) % sp->tp || (c->ssm == 2 && (c->ssm_heads % sp->tp || c->ssm_groups % sp->tp))))
+        return opm_err(err, OPM_EINVAL, "tp", "%lld does not divide the SSM's channels (%lld), heads (%lld) and groups (%lld)",
+                       (long long)sp->tp, (long long)llm_ssm_inner(c), (long long)c->ssm_heads,
+                       (long long)c->ssm_groups);
     if (sp->pp > c->layers)
         return opm_err(err, OPM_EINVAL, "pp", "%lld stages for %lld layers", (long long)sp->pp, (long long)c->layers);
     if (sp->ep > 1 && (!c->experts || c->experts % sp->ep))
@@ -319,11 +426,22 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
     s->out_tokens = sp->phase == LLM_DECODE ? sp->batch : t;
     double ab = opm_dtype_bytes(sp->dtype);
 
-    /* Layer groups: leading dense layers, then MoE layers. */
-    int64_t n_dense = c->experts ? c->first_dense : c->layers;
-    if (n_dense) s->groups[s->n_groups++] = (llm_layer_group){0, n_dense, ""};
-    if (n_dense < c->layers) s->groups[s->n_groups++] = (llm_layer_group){n_dense, c->layers - n_dense, "moe"};
-    opm_strlcpy(s->groups[0].label, c->encoder ? "encoder" : n_dense ? "dense" : "moe", sizeof s->groups[0].label);
+    /* Layer groups: one per (mixer, feed-forward) type, in order of first
+     * appearance (dense then MoE for DeepSeek; Jamba's three kinds). */
+    for (int64_t l = 0; l < c->layers; l++) {
+        int m = llm_layer_mixer(c, l), f = llm_layer_ffn(c, l);
+        size_t g = 0;
+        while (g < s->n_groups && (s->groups[g].mixer != m || s->groups[g].ffn != f)) g++;
+        if (g == s->n_groups) {
+            static const char *const mix[] = {"", "swa_", "ssm_"}, *const ff[] = {"dense", "moe", ""};
+            llm_layer_group *gr = &s->groups[s->n_groups++]; /* at most 3 × 3 types */
+            *gr = (llm_layer_group){l, 0, m, f, ""};
+            if (c->encoder) opm_strlcpy(gr->label, "encoder", sizeof gr->label);
+            else if (f == LLM_FFN_NONE) opm_strlcpy(gr->label, m == LLM_MIX_SSM ? "ssm" : m == LLM_MIX_SWA ? "swa" : "attn", sizeof gr->label);
+            else snprintf(gr->label, sizeof gr->label, "%s%s", mix[m], ff[f]);
+        }
+        s->groups[g].count++;
+    }
 
     {
         b.group = -1;
@@ -334,7 +452,7 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
         for (size_t g = 0; g < s->n_groups; g++) {
             b.group = (int)g;
             b.count = s->groups[g].count;
-            layer(&b, c, s->groups[g].label[0] == 'm');
+            layer(&b, c, s->groups[g].mixer, s->groups[g].ffn);
         }
         b.group = -1;
         b.count = 1;
@@ -380,16 +498,18 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
     s->weights_bytes = (uint64_t)((double)s->params_per_device * wb);
     if (sp->phase != LLM_TRAIN) {
         int64_t cached = sp->phase == LLM_DECODE ? sp->context : sp->context + sp->seq;
-        double per_tok = c->mla ? (double)(c->kv_lora + c->qk_rope)
-                                : 2.0 * (double)(c->kv_heads >= sp->tp ? c->kv_heads / sp->tp : 1) * (double)c->head_dim;
-        s->kv_cache_bytes = (uint64_t)((double)sp->batch * (double)cached * (double)ceil_div(c->layers, sp->pp) *
-                                       per_tok * opm_dtype_bytes(sp->kv_dtype));
+        s->kv_cache_bytes = cache_bytes(c, sp, cached);
         /* Working set: a layer's widest activations twice (in and out) and
          * the logits. */
         double width = (double)h;
         double inter = (double)(c->gated ? 2 : 1) * (double)(c->experts ? c->moe_inter * c->top_k : c->intermediate) /
                        (double)sp->tp;
         if (inter > width) width = inter;
+        double ssm_in = c->ssm ? (double)(2 * llm_ssm_inner(c) + 2 * c->ssm_groups * c->ssm_state + c->ssm_heads) /
+                                     (double)sp->tp
+                               : 0;
+        if (c->no_mlp) width = (double)h;
+        if (ssm_in > width) width = ssm_in;
         double logits = (double)(sp->phase == LLM_DECODE ? sp->batch : t) * (double)ceil_div(c->vocab, sp->tp);
         s->activation_bytes = (uint64_t)((2.0 * (double)t * width + logits) * ab);
     } else {

@@ -53,7 +53,8 @@ typedef struct llm_step_spec {
 enum {
     LLM_K_GEMM = 1u << 0, LLM_K_ATTENTION = 1u << 1, LLM_K_NORM = 1u << 2,
     LLM_K_ELEMENTWISE = 1u << 3, LLM_K_ROPE = 1u << 4, LLM_K_EMBEDDING = 1u << 5,
-    LLM_K_MOE = 1u << 6, LLM_K_COMM = 1u << 7, LLM_K_OPTIMIZER = 1u << 8
+    LLM_K_MOE = 1u << 6, LLM_K_COMM = 1u << 7, LLM_K_OPTIMIZER = 1u << 8,
+    LLM_K_SSM = 1u << 9
 };
 /* Parses "gemm,attention" into a mask; 0 or OPM_EINVAL naming the word. */
 int llm_kinds_parse(const char *list, unsigned *mask, opm_error *err);
@@ -70,15 +71,23 @@ typedef struct llm_step_op {
     opm_profile prof;        /* filled by llm_step_predict */
 } llm_step_op;
 
+/* What one layer is made of: its token mixer and its feed-forward block. */
+enum { LLM_MIX_ATTN, LLM_MIX_SWA, LLM_MIX_SSM };
+enum { LLM_FFN_DENSE, LLM_FFN_MOE, LLM_FFN_NONE };
+
+/* The layers of one type (mixer × feed-forward); in a hybrid they need not be
+ * contiguous: `first` is the first of them, `count` how many. */
 typedef struct llm_layer_group {
-    int64_t first, count;    /* decoder layers [first, first+count) */
-    char label[24];          /* "dense", "moe", "encoder" */
+    int64_t first, count;
+    int mixer, ffn;          /* LLM_MIX_* (attention, sliding-window attention, SSM), LLM_FFN_* */
+    char label[24];          /* "dense", "moe", "encoder", "swa_dense", "ssm_moe", "ssm", ... */
 } llm_layer_group;
+#define LLM_MAX_GROUPS 12
 
 typedef struct llm_step {
     llm_step_op *ops;
     size_t n_ops;
-    llm_layer_group groups[4];
+    llm_layer_group groups[LLM_MAX_GROUPS];
     size_t n_groups;
     int64_t tokens;          /* tokens processed per step (all sequences) */
     int64_t out_tokens;      /* tokens generated or trained on per step */

@@ -277,6 +277,163 @@ Test(llm, huggingface_config_json_reads_as_it_is)
     llm_config_free(c);
 }
 
+static llm_config *cfg_text(const char *text)
+{
+    opm_error err;
+    llm_config *c = llm_config_load_string(text, strlen(text), "test.yaml", &err);
+    cr_assert(c, "%s", err.message);
+    return c;
+}
+
+static void build_predict(const llm_config *c, llm_step_spec *sp, const opm_hardware *hw, llm_step *s)
+{
+    opm_error err;
+    cr_assert_eq(llm_step_build(c, sp, s, &err), 0, "%s", err.message);
+    cr_assert_eq(llm_step_predict(s, sp, hw, &err), 0, "%s", err.message);
+}
+
+/* A Mistral-7B-shaped config with and without its 4096-token window. */
+#define MISTRAL_LIKE "model_type: mistral\nnum_hidden_layers: 4\nhidden_size: 4096\nintermediate_size: 14336\n" \
+                     "num_attention_heads: 32\nnum_key_value_heads: 8\nvocab_size: 32000\n"
+
+Test(llm, sliding_window_layers_attend_to_fewer_keys)
+{
+    opm_error err;
+    opm_hardware *hw = opm_hardware_builtin("h100_sxm", &err);
+    cr_assert(hw);
+    llm_config *full = cfg_text(MISTRAL_LIKE), *swa = cfg_text(MISTRAL_LIKE "sliding_window: 4096\n");
+    /* prefill of 16k tokens: the windowed scores are fewer, the projections the same */
+    llm_step_spec sp = spec(LLM_PREFILL);
+    sp.seq = 16384;
+    llm_step a, b;
+    build_predict(full, &sp, hw, &a);
+    build_predict(swa, &sp, hw, &b);
+    cr_expect_str_eq(b.groups[0].label, "swa_dense");
+    const llm_step_op *fa = find(&a, "attention"), *wa = find(&b, "attention");
+    /* scores: Σ_i min(i + 1, W) = W(W+1)/2 + (S − W)·W against S(S+1)/2; FLOPs are linear in them */
+    double S = 16384, W = 4096, want = (W * (W + 1) / 2 + (S - W) * W) / (S * (S + 1) / 2);
+    double got = (double)wa->prof.flops / (double)fa->prof.flops;
+    cr_expect(fabs(got - want) < 1e-9, "windowed/full FLOPs %.9f, expected %.9f", got, want);
+    cr_expect_lt(wa->prof.latency_s, fa->prof.latency_s);
+    cr_expect_eq(find(&b, "q")->prof.flops, find(&a, "q")->prof.flops);
+    llm_step_free(&a);
+    llm_step_free(&b);
+    /* decode at 32k context: the window's keys are read, and cached */
+    sp = spec(LLM_DECODE);
+    sp.context = 32768;
+    build_predict(full, &sp, hw, &a);
+    build_predict(swa, &sp, hw, &b);
+    cr_expect_lt(find(&b, "attention")->prof.latency_s, find(&a, "attention")->prof.latency_s / 4);
+    cr_expect_eq(b.kv_cache_bytes * 8, a.kv_cache_bytes, "%llu vs %llu", (unsigned long long)b.kv_cache_bytes,
+                 (unsigned long long)a.kv_cache_bytes);
+    llm_step_free(&a);
+    llm_step_free(&b);
+    llm_config_free(full);
+    llm_config_free(swa);
+
+    /* Qwen2's rule: only with use_sliding_window, for layers >= max_window_layers */
+    llm_config *q = cfg_text("model_type: qwen2\nnum_hidden_layers: 4\nhidden_size: 1024\nnum_attention_heads: 8\n"
+                             "vocab_size: 1000\nsliding_window: 128\nmax_window_layers: 3\n");
+    llm_step s;
+    cr_assert_eq(llm_step_build(q, &sp, &s, &err), 0, "%s", err.message);
+    cr_expect_eq(s.n_groups, 1, "use_sliding_window defaults to false for qwen2");
+    llm_step_free(&s);
+    llm_config_free(q);
+    q = cfg_text("model_type: qwen2\nnum_hidden_layers: 4\nhidden_size: 1024\nnum_attention_heads: 8\n"
+                 "vocab_size: 1000\nsliding_window: 128\nmax_window_layers: 3\nuse_sliding_window: true\n");
+    cr_assert_eq(llm_step_build(q, &sp, &s, &err), 0, "%s", err.message);
+    cr_assert_eq(s.n_groups, 2);
+    cr_expect_str_eq(s.groups[1].label, "swa_dense");
+    cr_expect_eq(s.groups[1].first, 3);
+    cr_expect_eq(s.groups[1].count, 1);
+    llm_step_free(&s);
+    llm_config_free(q);
+    /* layer_types, one per layer */
+    q = cfg_text("{\"num_hidden_layers\": 3, \"hidden_size\": 1024, \"num_attention_heads\": 8, \"vocab_size\": 1000,"
+                 " \"sliding_window\": 64, \"layer_types\": [\"sliding_attention\", \"full_attention\", \"sliding_attention\"]}");
+    cr_assert_eq(llm_step_build(q, &sp, &s, &err), 0, "%s", err.message);
+    cr_assert_eq(s.n_groups, 2);
+    cr_expect_eq(s.groups[0].count, 2);
+    cr_expect_eq(s.groups[0].mixer, LLM_MIX_SWA);
+    cr_expect_eq(s.groups[1].first, 1);
+    llm_step_free(&s);
+    llm_config_free(q);
+    static const char bad[] = "num_hidden_layers: 3\nhidden_size: 64\nnum_attention_heads: 2\nvocab_size: 10\n"
+                              "sliding_window: 8\nlayer_types: [sliding_attention, full]\n";
+    cr_expect_null(llm_config_load_string(bad, sizeof bad - 1, "b.yaml", &err));
+    cr_expect(strstr(err.message, "b.yaml:6") && strstr(err.message, "layer_types"), "%s", err.message);
+    opm_hardware_free(hw);
+}
+
+Test(llm, mamba2_decode_state_does_not_grow_with_context)
+{
+    opm_error err;
+    opm_hardware *hw = opm_hardware_builtin("h100_sxm", &err);
+    cr_assert(hw);
+    llm_config *c = cfg("mamba2_2_7b");
+    llm_step_spec sp = spec(LLM_DECODE);
+    sp.batch = 8;
+    llm_step a, b;
+    sp.context = 1024;
+    build_predict(c, &sp, hw, &a);
+    sp.context = 65536;
+    build_predict(c, &sp, hw, &b);
+    /* 64 layers × 8 sequences × (80 heads · 64 · 128 state + 3 · 5376 conv inputs) × 2 bytes */
+    uint64_t want = 64ull * 8 * (80 * 64 * 128 + 3 * 5376) * 2;
+    cr_expect_eq(a.kv_cache_bytes, want, "%llu", (unsigned long long)a.kv_cache_bytes);
+    cr_expect_eq(b.kv_cache_bytes, want);
+    double ta = step_latency(&a), tb = step_latency(&b);
+    cr_expect(fabs(ta - tb) <= 1e-12 * ta, "decode time must not depend on context: %g vs %g", ta, tb);
+    const llm_step_op *scan = find(&a, "ssd_scan");
+    cr_expect_str_eq(scan->kind, "mamba_ssd");
+    cr_expect_eq(scan->count, 64);
+    /* the recurrent update reads and writes the state: at least 2 × state bytes per layer */
+    cr_expect_geq(scan->prof.flops, 2ull * 8 * 80 * 64 * 128, "%llu", (unsigned long long)scan->prof.flops);
+    find(&a, "conv1d");
+    find(&a, "in_proj");
+    find(&a, "out_proj");
+    for (size_t i = 0; i < a.n_ops; i++) cr_expect_neq(strcmp(a.ops[i].kind, "attention_decode"), 0);
+    llm_step_free(&a);
+    llm_step_free(&b);
+    /* prefill and train build the chunked scan */
+    sp = spec(LLM_PREFILL);
+    build_predict(c, &sp, hw, &a);
+    cr_expect_gt(find(&a, "ssd_scan")->prof.flops, 0);
+    llm_step_free(&a);
+    sp = spec(LLM_TRAIN);
+    build_predict(c, &sp, hw, &a);
+    find(&a, "ssd_scan_bwd");
+    llm_step_free(&a);
+    llm_config_free(c);
+    opm_hardware_free(hw);
+}
+
+Test(llm, jamba_layer_pattern_and_hybrid_cache)
+{
+    llm_config *c = cfg("jamba_v0_1");
+    llm_step_spec sp = spec(LLM_DECODE);
+    llm_step s;
+    opm_error err;
+    cr_assert_eq(llm_step_build(c, &sp, &s, &err), 0, "%s", err.message);
+    /* attention at l % 8 == 4, experts at odd layers: 12 SSM+dense, 16 SSM+MoE, 4 attention+dense */
+    cr_assert_eq(s.n_groups, 3);
+    cr_expect_str_eq(s.groups[0].label, "ssm_dense");
+    cr_expect_eq(s.groups[0].count, 12);
+    cr_expect_str_eq(s.groups[1].label, "ssm_moe");
+    cr_expect_eq(s.groups[1].count, 16);
+    cr_expect_str_eq(s.groups[2].label, "dense");
+    cr_expect_eq(s.groups[2].first, 4);
+    cr_expect_eq(s.groups[2].count, 4);
+    uint64_t kv_short = s.kv_cache_bytes;
+    llm_step_free(&s);
+    sp.context = 2 * 2048;
+    cr_assert_eq(llm_step_build(c, &sp, &s, &err), 0, "%s", err.message);
+    /* only the 4 attention layers' K/V grow: 4 layers × 2048 more tokens × 2·8·128 × 2 bytes */
+    cr_expect_eq(s.kv_cache_bytes - kv_short, 4ull * 2048 * 2 * 8 * 128 * 2);
+    llm_step_free(&s);
+    llm_config_free(c);
+}
+
 /* Issue 23's speed target: a 405B decode rollup with extended_roofline
  * under 10 ms (build + predict + free). */
 Test(llm, llama3_405b_decode_rollup_is_fast)
