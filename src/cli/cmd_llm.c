@@ -34,8 +34,8 @@ static const char usage[] =
     "  --emit-workload FILE  the op list, one contract §1 op per line with its \"count\"\n"
     "\n"
     "A configuration whose weights + KV cache + activations + optimizer state exceed the device's\n"
-    "memory is an error.  Communication ops carry their bytes; the hardware files have no link\n"
-    "bandwidth fields yet, so they are untimed (latency 0).\n"
+    "memory is an error.  Communication (all-reduce, all-to-all, pipeline sends) is timed from the\n"
+    "hardware's interconnect fields (ring formulas, docs/llm.md); without them it is 0 s and says so.\n"
     "Exit status: 0 ok, 2 usage or input error (including does-not-fit).\n";
 
 static uint64_t hbm_bytes(const opm_profile *p)
@@ -134,7 +134,9 @@ static void print_json(const llm_config *c, const opm_hardware *hw, const llm_st
                i ? "," : "", o->name, o->kind, o->group, (long long)o->count, (long long)o->shards, o->prof.latency_s,
                (unsigned long long)o->prof.flops, (unsigned long long)(o->op ? hbm_bytes(&o->prof) : o->comm_bytes),
                o->prof.energy_j, o->op ? opm_bound_name(o->prof.bound) : "link");
-        if (!o->op) printf(", \"comm_bytes\": %llu, \"timed\": false", (unsigned long long)o->comm_bytes);
+        if (!o->op)
+            printf(", \"comm_bytes\": %llu, \"devices\": %lld, \"timed\": %s", (unsigned long long)o->comm_bytes,
+                   (long long)o->comm_devices, o->timed ? "true" : "false");
         printf("}");
     }
     printf("]}\n");
@@ -166,7 +168,8 @@ static void print_table(const llm_config *c, const opm_hardware *hw, const llm_s
         if (o->group >= 0) snprintf(label, sizeof label, "L%lld+ %s", (long long)s->groups[o->group].first, o->name);
         else snprintf(label, sizeof label, "%s", o->name);
         printf("%-28s %6lld %12.3f %12.3f %10s\n", label, (long long)o->count, o->prof.latency_s * 1e6,
-               o->prof.latency_s * 1e6 * (double)o->count, o->op ? opm_bound_name(o->prof.bound) : "untimed");
+               o->prof.latency_s * 1e6 * (double)o->count,
+               o->op ? opm_bound_name(o->prof.bound) : o->timed ? "link" : "untimed");
     }
     printf("\n%-20s %12s %8s\n", "kind", "ms", "share");
     for (size_t k = 0; k < r->n_kinds; k++)
@@ -186,7 +189,15 @@ static void print_table(const llm_config *c, const opm_hardware *hw, const llm_s
     printf("%-24s weights %.4g GB, KV cache %.4g GB, activations %.4g GB, optimizer %.4g GB of %.4g GB\n",
            "memory per device", (double)s->weights_bytes / 1e9, (double)s->kv_cache_bytes / 1e9,
            (double)s->activation_bytes / 1e9, (double)s->optimizer_bytes / 1e9, (double)capacity / 1e9);
-    if (!s->has_link) printf("%-24s no link data in the hardware file: communication untimed\n", "communication");
+    const opm_interconnect *ic = opm_hardware_interconnect(hw);
+    if (!s->has_link && !ic)
+        printf("%-24s no interconnect in the hardware file: communication untimed (0 s)\n", "communication");
+    else if (!s->has_link)
+        printf("%-24s a group exceeds the %s domain of %g devices: those ops untimed (0 s)\n", "communication",
+               ic->name[0] ? ic->name : "interconnect", ic->domain_devices);
+    else if (ic)
+        printf("%-24s timed on %s, %.4g GB/s per direction, %.3g us per step\n", "communication",
+               ic->name[0] ? ic->name : "the interconnect", ic->bandwidth_bytes_per_s / 1e9, ic->latency_s * 1e6);
 }
 
 /* Each op as its full contract §1 JSON on one line, with "count" first. */

@@ -82,11 +82,15 @@ static void add_op(builder *b, unsigned kgroup, const char *name, const char *ki
     o->op = op;
 }
 
-static void add_comm(builder *b, const char *name, const char *kind, uint64_t bytes)
+static void add_comm(builder *b, const char *name, llm_collective coll, int64_t devices, uint64_t bytes)
 {
+    static const char *const kinds[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all", "p2p"};
     if (b->failed || !keep(b, LLM_K_COMM) || !bytes) return;
-    llm_step_op *o = push(b, name, kind, 1);
-    if (o) o->comm_bytes = bytes;
+    llm_step_op *o = push(b, name, kinds[coll], 1);
+    if (!o) return;
+    o->comm_bytes = bytes;
+    o->collective = coll;
+    o->comm_devices = devices;
 }
 
 static const char *dt(opm_dtype d) { return opm_dtype_name(d); }
@@ -149,7 +153,9 @@ static void ssm_mixer(builder *b, const llm_config *c, int64_t bsz, int64_t sq)
     int init = sp->phase == LLM_DECODE || sp->context > 0, fin = sp->phase != LLM_TRAIN;
     const char *d = dt(sp->dtype), *sd = dt(sp->kv_dtype);
     if (c->ssm == 2) {
-        int64_t nh = c->ssm_heads / tp, g = c->ssm_groups / tp;
+        /* B/C groups split by tp, or replicated when there are fewer groups
+         * than devices (vLLM's MambaMixer2 does so for n_groups 1) */
+        int64_t nh = c->ssm_heads / tp, g = c->ssm_groups >= tp ? c->ssm_groups / tp : 1;
         gemm(b, "in_proj", t, 2 * di + 2 * g * n + nh, h, c->ssm_proj_bias, tp);
         add_op(b, LLM_K_SSM, "conv1d", "causal_conv1d", tp,
                "\"batch\": %lld, \"dim\": %lld, \"seqlen\": %lld, \"width\": %lld, \"bias\": %s, "
@@ -281,7 +287,7 @@ static void layer(builder *b, const llm_config *c, int mixer, int ffn)
         gemm(b, "o", t, h, nh * hd, c->all_bias, tp);
     }
     uint64_t act = (uint64_t)((double)t * (double)h * ab);
-    if (tp > 1) add_comm(b, mixer == LLM_MIX_SSM ? "ssm_all_reduce" : "attn_all_reduce", "all_reduce", act);
+    if (tp > 1) add_comm(b, mixer == LLM_MIX_SSM ? "ssm_all_reduce" : "attn_all_reduce", LLM_ALL_REDUCE, tp, act);
     residual(b, mixer == LLM_MIX_SSM ? "ssm_residual" : "attn_residual", t, h);
     if (ffn == LLM_FFN_NONE) return;
     norm(b, c, "mlp_norm", t, h);
@@ -291,7 +297,7 @@ static void layer(builder *b, const llm_config *c, int mixer, int ffn)
          * them: on average t·k/ep (token, expert) pairs, so the FLOPs over
          * the ep group stay those of the whole batch. */
         uint64_t routed = (uint64_t)((double)t * (double)c->top_k * (double)h * ab);
-        if (ep > 1) add_comm(b, "moe_dispatch_all_to_all", "all_to_all", routed / (uint64_t)ep * (uint64_t)(ep - 1));
+        if (ep > 1) add_comm(b, "moe_dispatch_all_to_all", LLM_ALL_TO_ALL, ep, routed / (uint64_t)ep * (uint64_t)(ep - 1));
         /* t·k/ep pairs as tokens with k_local ≤ experts/ep choices each */
         int64_t e_local = c->experts / ep, k_local = c->top_k < e_local ? c->top_k : e_local;
         add_op(b, LLM_K_MOE, "experts", "fused_moe", tp * ep,
@@ -299,12 +305,12 @@ static void layer(builder *b, const llm_config *c, int mixer, int ffn)
                "\"gated\": %s, \"dtype\": \"%s\"",
                (long long)ceil_div(t * c->top_k, ep * k_local), (long long)h, (long long)(c->moe_inter / tp),
                (long long)e_local, (long long)k_local, c->gated ? "true" : "false", dt(sp->dtype));
-        if (ep > 1) add_comm(b, "moe_combine_all_to_all", "all_to_all", routed / (uint64_t)ep * (uint64_t)(ep - 1));
+        if (ep > 1) add_comm(b, "moe_combine_all_to_all", LLM_ALL_TO_ALL, ep, routed / (uint64_t)ep * (uint64_t)(ep - 1));
         if (c->shared_experts) mlp(b, c, "shared_", t, c->shared_experts * c->moe_inter / tp, tp);
     } else {
         mlp(b, c, "", t, c->intermediate / tp, tp);
     }
-    if (tp > 1) add_comm(b, "mlp_all_reduce", "all_reduce", act);
+    if (tp > 1) add_comm(b, "mlp_all_reduce", LLM_ALL_REDUCE, tp, act);
     residual(b, "mlp_residual", t, h);
 }
 
@@ -381,7 +387,7 @@ static uint64_t cache_bytes(const llm_config *c, const llm_step_spec *sp, int64_
     double per_tok = c->mla ? (double)(c->kv_lora + c->qk_rope)
                             : 2.0 * (double)(c->kv_heads >= tp ? c->kv_heads / tp : 1) * (double)c->head_dim;
     double di = c->ssm ? (double)(llm_ssm_inner(c) / tp) : 0, n = (double)c->ssm_state;
-    double conv_dim = c->ssm == 2 ? di + 2.0 * (double)(c->ssm_groups / tp) * n : di;
+    double conv_dim = c->ssm == 2 ? di + 2.0 * (double)(c->ssm_groups >= tp ? c->ssm_groups / tp : 1) * n : di;
     double ssm = di * n + (double)(c->ssm_conv - 1) * conv_dim; /* Mamba-2: heads·head_dim = d_inner */
     for (int64_t l = c->layers - per_stage; l < c->layers; l++) {
         int m = llm_layer_mixer(c, l);
@@ -408,7 +414,9 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
                        "%lld does not divide the heads (%lld), kv heads (%lld) and intermediate sizes (%lld, %lld)",
                        (long long)sp->tp, (long long)c->heads, (long long)c->kv_heads, (long long)c->intermediate,
                        (long long)c->moe_inter);
-    if (c->ssm && (llm_ssm_inner(c) % sp->tp || (c->ssm == 2 && (c->ssm_heads % sp->tp || c->ssm_groups % sp->tp))))
+    if (c->ssm && (llm_ssm_inner(c) % sp->tp || (c->ssm == 2 && (c->ssm_heads % sp->tp ||
+                                                                   (c->ssm_groups >= sp->tp ? c->ssm_groups % sp->tp
+                                                                                            : sp->tp % c->ssm_groups)))))
         return opm_err(err, OPM_EINVAL, "tp", "%lld does not divide the SSM's channels (%lld), heads (%lld) and groups (%lld)",
                        (long long)sp->tp, (long long)llm_ssm_inner(c), (long long)c->ssm_heads,
                        (long long)c->ssm_groups);
@@ -457,7 +465,7 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
         b.group = -1;
         b.count = 1;
         b.count = sp->pp - 1; /* one activation send per stage boundary */
-        if (sp->pp > 1) add_comm(&b, "pipeline_send", "p2p", (uint64_t)((double)t * (double)h * ab));
+        if (sp->pp > 1) add_comm(&b, "pipeline_send", LLM_P2P, 2, (uint64_t)((double)t * (double)h * ab));
         b.count = 1;
         if (!c->encoder) {
             norm(&b, c, "final_norm", t, h);
@@ -482,6 +490,8 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
             b.count = s->ops[i].count;
             int64_t shards = s->ops[i].shards;
             uint64_t cb = s->ops[i].comm_bytes;
+            llm_collective coll = s->ops[i].collective;
+            int64_t devices = s->ops[i].comm_devices;
             llm_step_op *o = push(&b, name, kind, shards); /* may move s->ops */
             if (!o) {
                 opm_op_free(op);
@@ -489,6 +499,8 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
             }
             o->op = op;
             o->comm_bytes = cb;
+            o->collective = coll;
+            o->comm_devices = devices;
         }
     }
 
@@ -546,13 +558,19 @@ int llm_step_predict(llm_step *s, const llm_step_spec *sp, const opm_hardware *h
 {
     const opm_model *m = opm_model_find(sp->model);
     if (!m) return opm_err(err, OPM_ENOTFOUND, "model", "no model named '%s' (see `opmodel models`)", sp->model);
-    /* The hardware format has no link (NVLink, xGMI, ICI) fields yet, so
-     * communication is reported with its bytes and zero time. */
-    s->has_link = 0;
+    /* Communication is timed from the hardware's interconnect fields; a
+     * description without them, or a group larger than its scale-up domain
+     * (the scale-out network is not described), leaves it at 0 s and says so. */
+    const opm_interconnect *ic = opm_hardware_interconnect(hw);
+    s->has_link = 1;
     for (size_t i = 0; i < s->n_ops; i++) {
         llm_step_op *o = &s->ops[i];
         if (!o->op) {
             memset(&o->prof, 0, sizeof o->prof);
+            o->timed = ic && (ic->domain_devices <= 0 || (double)o->comm_devices <= ic->domain_devices);
+            if (o->timed)
+                o->prof.latency_s = llm_collective_time_s(o->collective, (double)o->comm_bytes, o->comm_devices, ic);
+            s->has_link &= o->timed;
             continue;
         }
         int rc = opm_predict(m->name, o->op, hw, &o->prof, err);

@@ -59,6 +59,17 @@ enum {
 /* Parses "gemm,attention" into a mask; 0 or OPM_EINVAL naming the word. */
 int llm_kinds_parse(const char *list, unsigned *mask, opm_error *err);
 
+/* ---- communication (comm.c) ---- */
+
+typedef enum llm_collective {
+    LLM_ALL_REDUCE, LLM_ALL_GATHER, LLM_REDUCE_SCATTER, LLM_ALL_TO_ALL, LLM_P2P
+} llm_collective;
+/* Seconds for one collective over `n` devices of buffer `bytes` (NCCL-tests'
+ * sizing: all-reduce the buffer, all-gather its output, reduce-scatter its
+ * input, all-to-all what one device sends, p2p what is sent) on the link;
+ * 0 when ic is NULL or n < 2.  The formulas are in comm.c and docs/llm.md. */
+double llm_collective_time_s(llm_collective kind, double bytes, int64_t n, const opm_interconnect *ic);
+
 /* One distinct op of the step, run `count` times per step on one device. */
 typedef struct llm_step_op {
     opm_op *op;              /* NULL for a communication op */
@@ -67,7 +78,10 @@ typedef struct llm_step_op {
     int group;               /* layer group index, -1 outside the layers */
     int64_t count;           /* instances per step on one device */
     int64_t shards;          /* devices that split it (model totals = per-device × shards) */
-    uint64_t comm_bytes;     /* communication ops: bytes each device sends */
+    uint64_t comm_bytes;     /* communication ops: the collective's buffer (see llm_collective_time_s) */
+    llm_collective collective;
+    int64_t comm_devices;    /* devices taking part */
+    int timed;               /* communication: 1 when timed from the interconnect fields */
     opm_profile prof;        /* filled by llm_step_predict */
 } llm_step_op;
 
@@ -95,7 +109,7 @@ typedef struct llm_step {
     uint64_t weights_bytes, kv_cache_bytes, activation_bytes, optimizer_bytes;
     uint64_t params;         /* whole model */
     uint64_t params_per_device;
-    int has_link;            /* 0: communication untimed (no link fields in the hardware) */
+    int has_link;            /* 1: every communication op was timed from the hardware's interconnect */
 } llm_step;
 
 /* Builds the op list.  0 or a status; on failure *step is empty. */

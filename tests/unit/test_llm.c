@@ -434,6 +434,86 @@ Test(llm, jamba_layer_pattern_and_hybrid_cache)
     llm_config_free(c);
 }
 
+/* The ring/pairwise formulas of comm.c (NCCL-tests' bus bandwidth factors,
+ * NCCL's step counts) on H100 SXM's NVLink 4 figures. */
+Test(llm, collective_times_follow_the_ring_formulas)
+{
+    opm_interconnect ic = {"nvlink4", 450e9, 0.47e-6, 8};
+    double S = 1 << 20;
+    double ar = llm_collective_time_s(LLM_ALL_REDUCE, S, 8, &ic);
+    cr_expect(fabs(ar - (2.0 * 7 / 8 * S / 450e9 + 14 * 0.47e-6)) < 1e-15, "%g", ar);
+    double ag = llm_collective_time_s(LLM_ALL_GATHER, S, 8, &ic), rs = llm_collective_time_s(LLM_REDUCE_SCATTER, S, 8, &ic);
+    cr_expect(fabs(ag - (7.0 / 8 * S / 450e9 + 7 * 0.47e-6)) < 1e-15, "%g", ag);
+    cr_expect(fabs(ag + rs - ar) < 1e-15, "all-reduce = reduce-scatter + all-gather");
+    cr_expect(fabs(llm_collective_time_s(LLM_ALL_TO_ALL, S, 8, &ic) - (S / 450e9 + 7 * 0.47e-6)) < 1e-15);
+    cr_expect(fabs(llm_collective_time_s(LLM_P2P, S, 2, &ic) - (S / 450e9 + 0.47e-6)) < 1e-15);
+    /* invariants: nothing to do alone or without a link; more bytes, more devices or a slower link take longer */
+    cr_expect_eq(llm_collective_time_s(LLM_ALL_REDUCE, S, 1, &ic), 0);
+    cr_expect_eq(llm_collective_time_s(LLM_ALL_REDUCE, S, 8, NULL), 0);
+    cr_expect_eq(llm_collective_time_s(LLM_ALL_REDUCE, 0, 8, &ic), 0);
+    cr_expect_gt(llm_collective_time_s(LLM_ALL_REDUCE, 2 * S, 8, &ic), ar);
+    cr_expect_gt(llm_collective_time_s(LLM_ALL_REDUCE, S, 16, &ic), ar);
+    cr_expect_lt(llm_collective_time_s(LLM_ALL_REDUCE, S, 2, &ic), ar);
+    opm_interconnect slow = ic;
+    slow.bandwidth_bytes_per_s /= 2;
+    cr_expect_gt(llm_collective_time_s(LLM_ALL_REDUCE, S, 8, &slow), ar);
+    /* the bandwidth term approaches 2·S/B for large groups */
+    ic.latency_s = 0;
+    cr_expect(fabs(llm_collective_time_s(LLM_ALL_REDUCE, S, 1000, &ic) / (2 * S / 450e9) - 0.999) < 1e-12);
+}
+
+Test(llm, communication_is_timed_from_the_interconnect)
+{
+    opm_error err;
+    opm_hardware *hw = opm_hardware_builtin("h100_sxm", &err);
+    cr_assert(hw);
+    const opm_interconnect *ic = opm_hardware_interconnect(hw);
+    cr_assert_not_null(ic, "h100_sxm describes its NVLink");
+    cr_expect_eq(ic->bandwidth_bytes_per_s, 450e9);
+    llm_step_spec sp = spec(LLM_DECODE);
+    sp.tp = 8;
+    sp.batch = 32;
+    llm_step s;
+    run("llama3_70b", &sp, hw, &s);
+    cr_expect_eq(s.has_link, 1);
+    const llm_step_op *ar = find(&s, "attn_all_reduce");
+    cr_expect(ar->timed);
+    cr_expect_eq(ar->comm_devices, 8);
+    cr_expect_eq(ar->comm_bytes, 32ull * 8192 * 2); /* batch × hidden × bf16 */
+    cr_expect(fabs(ar->prof.latency_s - llm_collective_time_s(LLM_ALL_REDUCE, 32.0 * 8192 * 2, 8, ic)) < 1e-15);
+    cr_expect_gt(ar->prof.latency_s, 0);
+    llm_step_free(&s);
+    /* a tp group larger than the NVLink domain is left untimed and says so */
+    sp.tp = 16;
+    run("llama3_405b", &sp, hw, &s);
+    cr_expect_eq(s.has_link, 0);
+    cr_expect_not(find(&s, "attn_all_reduce")->timed);
+    cr_expect_eq(find(&s, "attn_all_reduce")->prof.latency_s, 0);
+    llm_step_free(&s);
+    opm_hardware_free(hw);
+    /* the seed's MI300X file has no interconnect: 0 s */
+    hw = seed_hw();
+    cr_expect_null(opm_hardware_interconnect(hw));
+    sp.tp = 8;
+    run("llama3_70b", &sp, hw, &s);
+    cr_expect_eq(s.has_link, 0);
+    cr_expect_eq(find(&s, "mlp_all_reduce")->prof.latency_s, 0);
+    llm_step_free(&s);
+    /* expert parallel all-to-all and pipeline sends are timed too */
+    opm_hardware_free(hw);
+    hw = opm_hardware_builtin("h200_sxm", &err);
+    sp = spec(LLM_DECODE);
+    sp.ep = 8;
+    sp.pp = 2;
+    run("mixtral_8x7b", &sp, hw, &s);
+    const llm_step_op *a2a = find(&s, "moe_dispatch_all_to_all"), *p2p = find(&s, "pipeline_send");
+    cr_expect(fabs(a2a->prof.latency_s - llm_collective_time_s(LLM_ALL_TO_ALL, (double)a2a->comm_bytes, 8,
+                                                                 opm_hardware_interconnect(hw))) < 1e-15);
+    cr_expect_gt(p2p->prof.latency_s, 0);
+    llm_step_free(&s);
+    opm_hardware_free(hw);
+}
+
 /* Issue 23's speed target: a 405B decode rollup with extended_roofline
  * under 10 ms (build + predict + free). */
 Test(llm, llama3_405b_decode_rollup_is_fast)
