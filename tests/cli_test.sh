@@ -1123,7 +1123,7 @@ fails_cleanly "llm: a bad config field is one line with file:line and field" "ba
 run "$BIN" llm --config llama3_70b --hardware h100_sxm --phase decode --tp 3
 fails_cleanly "llm: a tp that does not divide the heads is refused" "tp"
 for m in $("$BIN" llm --list); do
-    case $m in mixtral_8x7b | deepseek_v3 | qwen3_30b_a3b) ep=8 ;; *) ep=1 ;; esac
+    case $m in mixtral_8x7b | deepseek_v3 | qwen3_30b_a3b | qwen3_235b_a22b | jamba_v0_1) ep=8 ;; *) ep=1 ;; esac
     run "$BIN" llm --config "$m" --hardware h200_sxm --phase prefill --seq 128 --tp 4 --pp 2 --ep "$ep" --format csv
     why=""
     [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
@@ -1150,6 +1150,32 @@ first=$(head -n 1 "$T/wl.jsonl" | sed 's/^{"count": [0-9]*, /{/')
 printf '%s\n' "$first" >"$T/wl_one.json"
 run "$BIN" predict --hardware h100_sxm --op "$T/wl_one.json"
 one_json_line "llm: an --emit-workload line (less count) is an op predict reads"
+for cfg in jamba_v0_1 llama3_8b; do
+    run "$BIN" llm --config "$cfg" --hardware h100_sxm --phase train --seq 512 --tp 8 --pp 4 --format json \
+        --output-svg-kinds "$T/kinds.svg" --output-svg-roofline "$T/roof.svg"
+    why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && ! python3 -c '
+import json, sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+d = json.load(open(sys.argv[1]))
+roof = ET.parse(sys.argv[3]).getroot()
+assert roof.tag == ns + "svg", roof.tag
+points = roof.findall(ns + "circle[@class=\"op\"]")
+ops = [o for o in d["ops"] if o["bound"] != "link"]
+assert len(points) == len(ops), (len(points), len(ops))
+assert roof.findall(ns + "line[@class=\"roof\"]") and roof.findall(ns + "line[@class=\"slope\"]")
+kinds = ET.parse(sys.argv[2]).getroot()
+segs = kinds.findall(ns + "rect[@class=\"segment\"]")
+total = sum(float(s.find(ns + "title").text.split()[-2]) for s in segs) / 1e3
+assert abs(total - d["latency_s"]) <= 1e-5 * d["latency_s"], (total, d["latency_s"])
+assert any(" bwd" in s.find(ns + "title").text for s in segs)
+' "$T/out" "$T/kinds.svg" "$T/roof.svg" 2>"$T/py" && why="$(tail -n 1 "$T/py")"
+    [ -z "$why" ]
+    report $? "llm: $cfg --output-svg-kinds/--output-svg-roofline are well-formed SVG, a point per op, the bars sum to the step" "$why"
+done
+run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --output-svg-kinds "$T/no/such/dir/k.svg"
+fails_cleanly "llm: an unwritable --output-svg-kinds is one line, exit 2" "output-svg-kinds"
 # ---- graph traces (--capture, --window): sglang_decode, one hipGraphLaunch replaying 544 kernels ----
 GR=tests/data/traces/sglang_decode
 run "$BIN" trace report "$GR/trace.json.gz" --format json

@@ -15,6 +15,7 @@ static const char usage[] =
     "                   [--batch B] [--seq S] [--context C] [--dtype bf16|fp8] [--kv-dtype D]\n"
     "                   [--tp N] [--pp N] [--ep N] [--model M] [--only KINDS]\n"
     "                   [--format table|json|csv] [--emit-workload FILE.jsonl]\n"
+    "                   [--output-svg-kinds FILE.svg] [--output-svg-roofline FILE.svg]\n"
     "       opmodel llm --list\n"
     "\n"
     "Builds the ordered op list of one step of a whole model and predicts it op by op.\n"
@@ -32,6 +33,8 @@ static const char usage[] =
     "                        comm,optimizer (the seed's rollup: --only gemm,attention)\n"
     "  --format              table (default), json (contract §9) or csv (one row per op)\n"
     "  --emit-workload FILE  the op list, one contract §1 op per line with its \"count\"\n"
+    "  --output-svg-kinds FILE     time per kind, stacked bars per layer type (and phase in train)\n"
+    "  --output-svg-roofline FILE  every op on the hardware's roofline (log-log)\n"
     "\n"
     "A configuration whose weights + KV cache + activations + optimizer state exceed the device's\n"
     "memory is an error.  Communication (all-reduce, all-to-all, pipeline sends) is timed from the\n"
@@ -200,6 +203,16 @@ static void print_table(const llm_config *c, const opm_hardware *hw, const llm_s
                ic->name[0] ? ic->name : "the interconnect", ic->bandwidth_bytes_per_s / 1e9, ic->latency_s * 1e6);
 }
 
+static int write_svg(const char *opt, const char *path, char *svg, opm_error *err)
+{
+    if (!svg) return cli_fail(err);
+    FILE *f = fopen(path, "w");
+    int ok = f && fputs(svg, f) >= 0;
+    if (f && fclose(f)) ok = 0;
+    free(svg);
+    return ok ? EXIT_OK : cli_usage("%s: cannot write '%s'", opt, path);
+}
+
 /* Each op as its full contract §1 JSON on one line, with "count" first. */
 static int emit_workload(const char *path, const llm_step *s)
 {
@@ -244,9 +257,10 @@ int cmd_llm(int argc, char **argv)
         {"ep", required_argument, 0, 'e'},      {"model", required_argument, 0, 'm'},
         {"only", required_argument, 0, 'o'},    {"format", required_argument, 0, 'f'},
         {"emit-workload", required_argument, 0, 'w'}, {"list", no_argument, 0, 'l'},
+        {"output-svg-kinds", required_argument, 0, 'K'}, {"output-svg-roofline", required_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     const char *config = NULL, *hw_name = NULL, *phase = NULL, *format = "table", *only = NULL, *workload = NULL;
-    const char *dtype = "bf16", *kv_dtype = NULL;
+    const char *dtype = "bf16", *kv_dtype = NULL, *svg_kinds = NULL, *svg_roof = NULL;
     int64_t context = -1;
     llm_step_spec sp = {LLM_DECODE, 1, 2048, 0, OPM_BF16, OPM_BF16, 1, 1, 1, "extended_roofline", 0};
     int ch, rc;
@@ -268,6 +282,8 @@ int cmd_llm(int argc, char **argv)
         case 'o': only = optarg; break;
         case 'f': format = optarg; break;
         case 'w': workload = optarg; break;
+        case 'K': svg_kinds = optarg; break;
+        case 'R': svg_roof = optarg; break;
         case 'l':
             for (size_t i = 0; i < llm_config_builtin_count(); i++) puts(llm_config_builtin_name(i));
             return EXIT_OK;
@@ -330,6 +346,18 @@ int cmd_llm(int argc, char **argv)
     rollup r;
     roll(&s, &sp, hw, &r);
     if (workload && (rc = emit_workload(workload, &s))) goto out_step;
+    if (svg_kinds || svg_roof) {
+        char title[160];
+        snprintf(title, sizeof title, "%s %s on %s (%s), batch %lld, tp %lld pp %lld ep %lld", llm_config_name(c),
+                 phase, opm_hardware_name(hw), sp.model, (long long)sp.batch, (long long)sp.tp, (long long)sp.pp,
+                 (long long)sp.ep);
+        if (svg_kinds &&
+            (rc = write_svg("--output-svg-kinds", svg_kinds, llm_svg_kinds(&s, title, &err), &err)))
+            goto out_step;
+        if (svg_roof &&
+            (rc = write_svg("--output-svg-roofline", svg_roof, llm_svg_roofline(&s, hw, sp.dtype, title, &err), &err)))
+            goto out_step;
+    }
     if (fmt == 1) print_json(c, hw, &s, &sp, &r, capacity);
     else if (fmt == 2) print_csv(&s);
     else print_table(c, hw, &s, &sp, &r, capacity);

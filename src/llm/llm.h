@@ -118,4 +118,17 @@ int llm_step_build(const llm_config *c, const llm_step_spec *spec, llm_step *ste
 int llm_step_predict(llm_step *step, const llm_step_spec *spec, const opm_hardware *hw, opm_error *err);
 void llm_step_free(llm_step *step);
 
+/* ---- charts (svg.c) ---- */
+
+/* Time per kind as stacked bars, one bar per layer type (× forward/backward
+ * in a training step) and one for the ops outside the layers.  A malloc'd
+ * standalone SVG document, or NULL with err set (out of memory). */
+char *llm_svg_kinds(const llm_step *step, const char *title, opm_error *err);
+/* Every predicted op (communication excluded) as one <circle class="op">
+ * on the hardware's roofline: FLOP per HBM byte against achieved FLOP/s,
+ * log-log, with the tensor and vector roofs of `dtype` and a slope per
+ * memory level that has a bandwidth.  An op with no FLOPs or no bytes is
+ * drawn on the axis edge with data-clamped="1". */
+char *llm_svg_roofline(const llm_step *step, const opm_hardware *hw, opm_dtype dtype, const char *title, opm_error *err);
+
 #endif
