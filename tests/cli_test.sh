@@ -1174,6 +1174,24 @@ assert any(" bwd" in s.find(ns + "title").text for s in segs)
     [ -z "$why" ]
     report $? "llm: $cfg --output-svg-kinds/--output-svg-roofline are well-formed SVG, a point per op, the bars sum to the step" "$why"
 done
+run "$BIN" llm --config llama3_70b --hardware h100_sxm --phase decode --tp 8 --sweep batch=1..64*8:context=1024,131072 --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c '
+import json, sys
+pts = json.load(open(sys.argv[1]))["sweep"]
+assert [(p["batch"], p["context"]) for p in pts] == [(b, c) for b in (1, 8, 64) for c in (1024, 131072)], pts
+for p in pts: assert p["latency_s"] > 0 and p["tokens_per_s"] > 0 and p["time_per_output_token_s"] == p["latency_s"]
+by = {(p["batch"], p["context"]): p for p in pts}
+for b in (1, 8, 64): assert by[(b, 131072)]["latency_s"] > by[(b, 1024)]["latency_s"]
+assert by[(64, 131072)]["fits"] is False and by[(1, 1024)]["fits"] is True
+' "$T/out" 2>"$T/py" && why="$(tail -n 1 "$T/py")"
+[ -z "$why" ]
+report $? "llm: --sweep gives one row per (batch, context) point, a point that does not fit is a row with fits false" "$why"
+run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --sweep batch=4..1*2
+fails_cleanly "llm: a bad --sweep range is one line, exit 2" "LO <= HI"
+run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --sweep width=1
+fails_cleanly "llm: an unknown --sweep axis is one line, exit 2" "batch=, context= or seq="
 run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --output-svg-kinds "$T/no/such/dir/k.svg"
 fails_cleanly "llm: an unwritable --output-svg-kinds is one line, exit 2" "output-svg-kinds"
 # ---- graph traces (--capture, --window): sglang_decode, one hipGraphLaunch replaying 544 kernels ----
