@@ -259,7 +259,7 @@ static void layer(builder *b, const llm_config *c, int mixer, int ffn)
         gemm(b, "v", t, nkv * hd, h, bias, kv_shards);
         if (c->qk_norm) add_op(b, LLM_K_NORM, "qk_norm", "rmsnorm", tp, "\"shape\": [%lld, %lld], \"dtype\": \"%s\"",
                                (long long)(t * (nh + nkv)), (long long)hd, dt(sp->dtype));
-        if (!c->learned_pos)
+        if (!c->learned_pos && !c->no_rope)
             add_op(b, LLM_K_ROPE, "rope", "rope", tp,
                    "\"batch\": %lld, \"seq\": %lld, \"heads\": %lld, \"kv_heads\": %lld, \"head_dim\": %lld, \"dtype\": \"%s\"",
                    (long long)bsz, (long long)sq, (long long)nh, (long long)nkv, (long long)hd, dt(sp->dtype));

@@ -59,6 +59,40 @@ static const char *get_str(const doc_node *root, const char *key)
 
 #define K(...) ((const char *const[]){__VA_ARGS__, NULL})
 
+/* mamba_ssm's MambaConfig (mamba_ssm/models/config_mamba.py) and its mixers'
+ * defaults (modules/mamba2.py: d_state 128, d_conv 4, expand 2, headdim 64,
+ * ngroups 1, chunk_size 256; modules/mamba_simple.py: d_state 16): ssm_cfg
+ * overrides them; d_intermediate > 0 adds a gated MLP; the embedding is
+ * padded to pad_vocab_size_multiple (mixer_seq_simple.py). */
+static int read_mamba_ssm(const doc *d, const doc_node *r, const doc_node *sc, llm_config *c, opm_error *err)
+{
+    int v2 = c->ssm == 2;
+    int64_t d_inter = 0, pad = 0;
+    c->ssm_state = v2 ? 128 : 16;
+    c->ssm_groups = 1;
+    c->ssm_head_dim = v2 ? 64 : 0;
+    c->head_dim = 0;
+    if (get_int(d, sc, K("d_state"), &c->ssm_state, err) < 0 || get_int(d, sc, K("d_conv"), &c->ssm_conv, err) < 0 ||
+        get_int(d, sc, K("expand"), &c->ssm_expand, err) < 0 || get_int(d, sc, K("headdim"), &c->ssm_head_dim, err) < 0 ||
+        get_int(d, sc, K("ngroups"), &c->ssm_groups, err) < 0 || get_int(d, sc, K("chunk_size"), &c->ssm_chunk, err) < 0 ||
+        get_bool(d, sc, "bias", &c->ssm_proj_bias, err) < 0 || get_bool(d, sc, "conv_bias", &c->ssm_conv_bias, err) < 0 ||
+        get_int(d, r, K("d_intermediate"), &d_inter, err) < 0 ||
+        get_int(d, r, K("pad_vocab_size_multiple"), &pad, err) < 0)
+        return -1;
+    const doc_node *ai = doc_get(r, "attn_layer_idx");
+    if (ai && ai->type == DOC_SEQ && ai->n) {
+        opm_err(err, OPM_EUNSUPPORTED, "attn_layer_idx", "mamba_ssm hybrids with attention layers are not modelled");
+        doc_error_at(d, ai, err);
+        return -1;
+    }
+    if (d_inter) {
+        c->no_mlp = 0;
+        c->intermediate = d_inter;
+    }
+    if (pad > 1) c->vocab = (c->vocab + pad - 1) / pad * pad;
+    return 0;
+}
+
 /* layer_types (Gemma 2/3, newer Qwen/Mistral config.json): one
  * "sliding_attention" or "full_attention" per layer. */
 static int read_layer_types(const doc *d, const doc_node *r, llm_config *c, opm_error *err)
@@ -113,6 +147,15 @@ static int read_config(const doc *d, llm_config *c, opm_error *err)
     c->gated = !(gpt2 || bert);
     c->layernorm = gpt2 || bert;
     c->tied = 1; /* HF's PretrainedConfig default */
+    /* mamba_ssm's own config.json (state-spaces/mamba2-2.7b and kin): no
+     * model_type, the mixer in ssm_cfg.layer. */
+    const doc_node *ssm_cfg = doc_get(r, "ssm_cfg");
+    int mamba_ssm = !mt && ssm_cfg && ssm_cfg->type == DOC_MAP;
+    if (mamba_ssm) {
+        const char *layer = get_str(ssm_cfg, "layer");
+        opm_strlcpy(c->model_type, layer && !strcmp(layer, "Mamba2") ? "mamba2" : "mamba", sizeof c->model_type);
+        if (!name) opm_strlcpy(c->name, c->model_type, sizeof c->name);
+    }
     /* SSM stacks and hybrids, with the defaults of HF's Mamba/Mamba2/Jamba
      * configs (a config.json leaves out what equals them). */
     int mamba1 = !strcmp(c->model_type, "mamba") || !strcmp(c->model_type, "falcon_mamba");
@@ -125,6 +168,7 @@ static int read_config(const doc *d, llm_config *c, opm_error *err)
     c->ssm_groups = mamba2 ? 8 : 1;
     c->ssm_chunk = 256;
     c->ssm_conv_bias = 1;
+    c->no_rope = jamba; /* Lieber et al. 2024, "Jamba", §6.4: no explicit positional information */
     if (jamba) {
         c->attn_period = 8;
         c->attn_offset = 4;
@@ -135,7 +179,7 @@ static int read_config(const doc *d, llm_config *c, opm_error *err)
     struct { const char *const *keys; int64_t *dst; int required; } ints[] = {
         {K("num_hidden_layers", "n_layer", "num_layers"), &c->layers, 1},
         {K("hidden_size", "n_embd", "d_model"), &c->hidden, 1},
-        {K("num_attention_heads", "n_head"), &c->heads, !c->no_mlp}, /* pure SSM stacks have none */
+        {K("num_attention_heads", "n_head"), &c->heads, !c->ssm}, /* SSM stacks have none; hybrids checked below */
         {K("vocab_size"), &c->vocab, 1},
         {K("intermediate_size", "n_inner", "ffn_dim"), &c->intermediate, 0},
         {K("num_key_value_heads"), &c->kv_heads, 0},
@@ -188,11 +232,12 @@ static int read_config(const doc *d, llm_config *c, opm_error *err)
         get_bool(d, r, "mamba_proj_bias", &c->ssm_proj_bias, err) < 0)
         return OPM_EINVAL;
     if (!use_swa) c->sliding_window = 0;
+    if (mamba_ssm && read_mamba_ssm(d, r, ssm_cfg, c, err)) return OPM_EINVAL;
     if (read_layer_types(d, r, c, err)) return OPM_EINVAL;
     if (c->ssm) {
         /* Mamba2Config names the SSM heads num_heads and their width
          * head_dim; Jamba's dt rank may be "auto" (⌈hidden/16⌉). */
-        if (mamba2) {
+        if (mamba2 && !mamba_ssm) {
             c->ssm_head_dim = c->head_dim ? c->head_dim : 64;
             c->head_dim = 0;
             if (get_int(d, r, K("num_heads"), &c->ssm_heads, err) < 0) return OPM_EINVAL;

@@ -35,7 +35,8 @@ struct llm_config {
      * the SSM elsewhere (attn_period 0 with ssm: every layer is SSM); MoE
      * where l % expert_period == expert_offset (0: after first_dense). */
     int64_t attn_period, attn_offset, expert_period, expert_offset;
-    int no_mlp; /* pure SSM stacks (Mamba): the mixer is the whole block */
+    int no_mlp;  /* pure SSM stacks (Mamba): the mixer is the whole block */
+    int no_rope; /* Jamba's attention has no positional encoding (the Mamba layers carry position) */
 };
 
 int llm_layer_mixer(const llm_config *c, int64_t layer);

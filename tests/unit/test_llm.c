@@ -111,6 +111,15 @@ Test(llm, every_shipped_config_matches_its_published_params)
     llm_config_free(c);
     c = cfg("qwen2.5_7b"); /* '.' reads as '_' */
     llm_config_free(c);
+    /* the architectures added with SSM and hybrid layers, exactly */
+    static const struct { const char *name; uint64_t params; } exact[] = {
+        {"qwen3_235b_a22b", 235093634560ull}, {"mamba2_2_7b", 2702599680ull}, {"jamba_v0_1", 51570323328ull}};
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++) {
+        c = cfg(exact[i].name);
+        cr_expect_eq(llm_config_params(c), exact[i].params, "%s: %llu", exact[i].name,
+                     (unsigned long long)llm_config_params(c));
+        llm_config_free(c);
+    }
 }
 
 /* Model FLOPs: per-device counts × the devices that split each op; matrix
@@ -408,6 +417,29 @@ Test(llm, mamba2_decode_state_does_not_grow_with_context)
     opm_hardware_free(hw);
 }
 
+/* state-spaces/mamba2-2.7b's config.json (mamba_ssm's format), verbatim:
+ * the same architecture as the shipped HF-keyed file. */
+Test(llm, mamba_ssm_config_json_reads_as_it_is)
+{
+    static const char json[] =
+        "{\n    \"d_model\": 2560,\n    \"d_intermediate\": 0,\n    \"n_layer\": 64,\n    \"vocab_size\": 50277,\n"
+        "    \"ssm_cfg\": {\n        \"layer\": \"Mamba2\"\n    },\n    \"attn_layer_idx\": [],\n    \"attn_cfg\": {},\n"
+        "    \"rms_norm\": true,\n    \"residual_in_fp32\": true,\n    \"fused_add_norm\": true,\n"
+        "    \"pad_vocab_size_multiple\": 16,\n    \"tie_embeddings\": true\n}\n";
+    opm_error err;
+    llm_config *c = llm_config_load_string(json, sizeof json - 1, "config.json", &err);
+    cr_assert(c, "%s", err.message);
+    llm_config *ref = cfg("mamba2_2_7b");
+    cr_expect_eq(llm_config_params(c), llm_config_params(ref), "%llu vs %llu", (unsigned long long)llm_config_params(c),
+                 (unsigned long long)llm_config_params(ref));
+    llm_config_free(ref);
+    llm_config_free(c);
+    static const char hybrid[] = "{\"d_model\": 256, \"n_layer\": 4, \"vocab_size\": 100, \"ssm_cfg\": {\"layer\": \"Mamba2\"},"
+                                 " \"attn_layer_idx\": [1]}";
+    cr_expect_null(llm_config_load_string(hybrid, sizeof hybrid - 1, "h.json", &err));
+    cr_expect(strstr(err.message, "attn_layer_idx"), "%s", err.message);
+}
+
 Test(llm, jamba_layer_pattern_and_hybrid_cache)
 {
     llm_config *c = cfg("jamba_v0_1");
@@ -424,6 +456,7 @@ Test(llm, jamba_layer_pattern_and_hybrid_cache)
     cr_expect_str_eq(s.groups[2].label, "dense");
     cr_expect_eq(s.groups[2].first, 4);
     cr_expect_eq(s.groups[2].count, 4);
+    for (size_t i = 0; i < s.n_ops; i++) cr_expect_neq(strcmp(s.ops[i].kind, "rope"), 0, "Jamba has no RoPE");
     uint64_t kv_short = s.kv_cache_bytes;
     llm_step_free(&s);
     sp.context = 2 * 2048;
