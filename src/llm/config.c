@@ -168,6 +168,9 @@ static int read_config(const doc *d, llm_config *c, opm_error *err)
     c->ssm_groups = mamba2 ? 8 : 1;
     c->ssm_chunk = 256;
     c->ssm_conv_bias = 1;
+    /* Gemma 2 alternates sliding and full layers when its config.json has
+     * no layer_types (HF's Gemma2Config: layer i slides when (i+1) % 2) */
+    if (!strcmp(c->model_type, "gemma2")) c->swa_pattern = 2;
     c->no_rope = jamba; /* Lieber et al. 2024, "Jamba", §6.4: no explicit positional information */
     if (jamba) {
         c->attn_period = 8;
@@ -198,6 +201,7 @@ static int read_config(const doc *d, llm_config *c, opm_error *err)
         {K("v_head_dim"), &c->v_head, 0},
         {K("sliding_window"), &c->sliding_window, 0},
         {K("max_window_layers"), &c->max_window_layers, 0},
+        {K("sliding_window_pattern"), &c->swa_pattern, 0},
         {K("state_size", "mamba_d_state"), &c->ssm_state, 0},
         {K("conv_kernel", "mamba_d_conv"), &c->ssm_conv, 0},
         {K("expand", "mamba_expand"), &c->ssm_expand, 0},
@@ -406,6 +410,7 @@ int llm_layer_mixer(const llm_config *c, int64_t l)
     if (c->ssm && (!c->attn_period || l % c->attn_period != c->attn_offset)) return LLM_MIX_SSM;
     if (!c->sliding_window) return LLM_MIX_ATTN;
     if (c->has_layer_types) return l < LLM_MAX_LAYER_TYPES && c->swa_list[l] ? LLM_MIX_SWA : LLM_MIX_ATTN;
+    if (c->swa_pattern) return (l + 1) % c->swa_pattern ? LLM_MIX_SWA : LLM_MIX_ATTN;
     return l >= c->max_window_layers ? LLM_MIX_SWA : LLM_MIX_ATTN;
 }
 

@@ -24,6 +24,7 @@ struct llm_config {
      * slide (Qwen2's rule; 0 for Mistral: every layer), unless layer_types lists
      * them one by one (swa_list). */
     int64_t sliding_window, max_window_layers;
+    int64_t swa_pattern; /* Gemma: every swa_pattern-th layer full, the others slide (0: not used) */
     int has_layer_types;
     unsigned char swa_list[LLM_MAX_LAYER_TYPES];
     /* State-space mixers: ssm 1 = Mamba-1 selective scan, 2 = Mamba-2 SSD.

@@ -367,6 +367,26 @@ Test(llm, sliding_window_layers_attend_to_fewer_keys)
     cr_expect_eq(s.groups[1].first, 1);
     llm_step_free(&s);
     llm_config_free(q);
+    /* Gemma's pattern: every 6th layer full (sliding_window_pattern), Gemma 2's default every 2nd */
+    q = cfg_text("num_hidden_layers: 12\nhidden_size: 1024\nnum_attention_heads: 8\nvocab_size: 1000\n"
+                 "sliding_window: 512\nsliding_window_pattern: 6\n");
+    cr_assert_eq(llm_step_build(q, &sp, &s, &err), 0, "%s", err.message);
+    cr_assert_eq(s.n_groups, 2);
+    cr_expect_eq(s.groups[0].mixer, LLM_MIX_SWA);
+    cr_expect_eq(s.groups[0].count, 10);
+    cr_expect_eq(s.groups[1].first, 5);
+    cr_expect_eq(s.groups[1].count, 2);
+    llm_step_free(&s);
+    llm_config_free(q);
+    q = cfg_text("model_type: gemma2\nnum_hidden_layers: 4\nhidden_size: 1024\nnum_attention_heads: 8\n"
+                 "vocab_size: 1000\nsliding_window: 512\n");
+    cr_assert_eq(llm_step_build(q, &sp, &s, &err), 0, "%s", err.message);
+    cr_assert_eq(s.n_groups, 2);
+    cr_expect_eq(s.groups[0].mixer, LLM_MIX_SWA);
+    cr_expect_eq(s.groups[0].count, 2);
+    cr_expect_eq(s.groups[1].first, 1);
+    llm_step_free(&s);
+    llm_config_free(q);
     static const char bad[] = "num_hidden_layers: 3\nhidden_size: 64\nnum_attention_heads: 2\nvocab_size: 10\n"
                               "sliding_window: 8\nlayer_types: [sliding_attention, full]\n";
     cr_expect_null(llm_config_load_string(bad, sizeof bad - 1, "b.yaml", &err));
