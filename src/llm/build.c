@@ -297,7 +297,8 @@ static void layer(builder *b, const llm_config *c, int mixer, int ffn)
          * them: on average t·k/ep (token, expert) pairs, so the FLOPs over
          * the ep group stay those of the whole batch. */
         uint64_t routed = (uint64_t)((double)t * (double)c->top_k * (double)h * ab);
-        if (ep > 1) add_comm(b, "moe_dispatch_all_to_all", LLM_ALL_TO_ALL, ep, routed / (uint64_t)ep * (uint64_t)(ep - 1));
+        uint64_t a2a = routed / (uint64_t)ep * (uint64_t)(ep - 1);
+        if (ep > 1) add_comm(b, "moe_dispatch_all_to_all", LLM_ALL_TO_ALL, ep, a2a);
         /* t·k/ep pairs as tokens with k_local ≤ experts/ep choices each */
         int64_t e_local = c->experts / ep, k_local = c->top_k < e_local ? c->top_k : e_local;
         add_op(b, LLM_K_MOE, "experts", "fused_moe", tp * ep,
@@ -305,7 +306,7 @@ static void layer(builder *b, const llm_config *c, int mixer, int ffn)
                "\"gated\": %s, \"dtype\": \"%s\"",
                (long long)ceil_div(t * c->top_k, ep * k_local), (long long)h, (long long)(c->moe_inter / tp),
                (long long)e_local, (long long)k_local, c->gated ? "true" : "false", dt(sp->dtype));
-        if (ep > 1) add_comm(b, "moe_combine_all_to_all", LLM_ALL_TO_ALL, ep, routed / (uint64_t)ep * (uint64_t)(ep - 1));
+        if (ep > 1) add_comm(b, "moe_combine_all_to_all", LLM_ALL_TO_ALL, ep, a2a);
         if (c->shared_experts) mlp(b, c, "shared_", t, c->shared_experts * c->moe_inter / tp, tp);
     } else {
         mlp(b, c, "", t, c->intermediate / tp, tp);
@@ -330,7 +331,8 @@ int llm_kinds_parse(const char *list, unsigned *mask, opm_error *err)
             if (strlen(names[i].name) == n && !strncmp(names[i].name, p, n)) break;
         if (i == sizeof names / sizeof names[0])
             return opm_err(err, OPM_EINVAL, "only",
-                           "unknown kind '%.*s' (gemm, attention, norm, elementwise, rope, embedding, moe, comm, optimizer, ssm)",
+                           "unknown kind '%.*s' (gemm, attention, norm, elementwise, rope, embedding, moe, comm, "
+                           "optimizer, ssm)",
                            (int)n, p);
         *mask |= names[i].bit;
         p += n;
@@ -417,7 +419,8 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
     if (c->ssm && (llm_ssm_inner(c) % sp->tp || (c->ssm == 2 && (c->ssm_heads % sp->tp ||
                                                                    (c->ssm_groups >= sp->tp ? c->ssm_groups % sp->tp
                                                                                             : sp->tp % c->ssm_groups)))))
-        return opm_err(err, OPM_EINVAL, "tp", "%lld does not divide the SSM's channels (%lld), heads (%lld) and groups (%lld)",
+        return opm_err(err, OPM_EINVAL, "tp",
+                       "%lld does not divide the SSM's channels (%lld), heads (%lld) and groups (%lld)",
                        (long long)sp->tp, (long long)llm_ssm_inner(c), (long long)c->ssm_heads,
                        (long long)c->ssm_groups);
     if (sp->pp > c->layers)
@@ -445,7 +448,8 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
             llm_layer_group *gr = &s->groups[s->n_groups++]; /* at most 3 × 3 types */
             *gr = (llm_layer_group){l, 0, m, f, ""};
             if (c->encoder) opm_strlcpy(gr->label, "encoder", sizeof gr->label);
-            else if (f == LLM_FFN_NONE) opm_strlcpy(gr->label, m == LLM_MIX_SSM ? "ssm" : m == LLM_MIX_SWA ? "swa" : "attn", sizeof gr->label);
+            else if (f == LLM_FFN_NONE)
+                opm_strlcpy(gr->label, m == LLM_MIX_SSM ? "ssm" : m == LLM_MIX_SWA ? "swa" : "attn", sizeof gr->label);
             else snprintf(gr->label, sizeof gr->label, "%s%s", mix[m], ff[f]);
         }
         s->groups[g].count++;
