@@ -136,6 +136,11 @@ static void mlp(builder *b, const llm_config *c, const char *prefix, int64_t t, 
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* Byte counts are computed in double; a config or flag absurd enough to
+ * exceed 64 bits saturates (and then cannot fit any device) instead of
+ * converting out of range. */
+static uint64_t u64(double v) { return v >= 18446744073709549568.0 ? UINT64_MAX : v > 0 ? (uint64_t)v : 0; }
+
 /* A state-space mixer, per device (heads, channels and the projections
  * split by tp as Megatron's Mamba layers split them).  Mamba-2: in_proj to
  * z, x, B, C, dt; the causal conv over x, B, C; the SSD scan; the gated
@@ -286,7 +291,7 @@ static void layer(builder *b, const llm_config *c, int mixer, int ffn)
                    c->encoder ? "false" : "true", dt(sp->dtype));
         gemm(b, "o", t, h, nh * hd, c->all_bias, tp);
     }
-    uint64_t act = (uint64_t)((double)t * (double)h * ab);
+    uint64_t act = u64((double)t * (double)h * ab);
     if (tp > 1) add_comm(b, mixer == LLM_MIX_SSM ? "ssm_all_reduce" : "attn_all_reduce", LLM_ALL_REDUCE, tp, act);
     residual(b, mixer == LLM_MIX_SSM ? "ssm_residual" : "attn_residual", t, h);
     if (ffn == LLM_FFN_NONE) return;
@@ -296,7 +301,7 @@ static void layer(builder *b, const llm_config *c, int mixer, int ffn)
         /* Each device holds experts/ep experts and gets the tokens routed to
          * them: on average t·k/ep (token, expert) pairs, so the FLOPs over
          * the ep group stay those of the whole batch. */
-        uint64_t routed = (uint64_t)((double)t * (double)c->top_k * (double)h * ab);
+        uint64_t routed = u64((double)t * (double)c->top_k * (double)h * ab);
         uint64_t a2a = routed / (uint64_t)ep * (uint64_t)(ep - 1);
         if (ep > 1) add_comm(b, "moe_dispatch_all_to_all", LLM_ALL_TO_ALL, ep, a2a);
         /* t·k/ep pairs as tokens with k_local ≤ experts/ep choices each */
@@ -396,7 +401,7 @@ static uint64_t cache_bytes(const llm_config *c, const llm_step_spec *sp, int64_
         int64_t tok = m == LLM_MIX_SWA && c->sliding_window < cached ? c->sliding_window : cached;
         total += m == LLM_MIX_SSM ? ssm : (double)tok * per_tok;
     }
-    return (uint64_t)((double)sp->batch * total * kb);
+    return u64((double)sp->batch * total * kb);
 }
 
 int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, opm_error *err)
@@ -405,6 +410,12 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
     opm_error_clear(err);
     if (sp->batch < 1 || sp->seq < 1 || sp->context < 0 || sp->tp < 1 || sp->pp < 1 || sp->ep < 1)
         return opm_err(err, OPM_EINVAL, "batch", "batch, seq, tp, pp and ep must be at least 1 and context at least 0");
+    /* bounds that keep every size product below 2^63 (configs cap their sizes at 2^24) */
+    if (sp->batch > (1 << 24) || sp->seq > (1 << 24) || sp->context > (INT64_C(1) << 32) ||
+        sp->batch * sp->seq > (INT64_C(1) << 36) || sp->tp > (1 << 20) || sp->pp > (1 << 20) || sp->ep > (1 << 20))
+        return opm_err(err, OPM_EINVAL, "batch",
+                       "expected batch and seq at most 2^24 (batch x seq at most 2^36), context at most 2^32 and "
+                       "tp, pp, ep at most 2^20");
     if (sp->phase == LLM_DECODE && sp->context < 1)
         return opm_err(err, OPM_EINVAL, "context", "decode needs --context ≥ 1 (the tokens attended to)");
     if (c->encoder && sp->phase == LLM_DECODE)
@@ -469,7 +480,7 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
         b.group = -1;
         b.count = 1;
         b.count = sp->pp - 1; /* one activation send per stage boundary */
-        if (sp->pp > 1) add_comm(&b, "pipeline_send", LLM_P2P, 2, (uint64_t)((double)t * (double)h * ab));
+        if (sp->pp > 1) add_comm(&b, "pipeline_send", LLM_P2P, 2, u64((double)t * (double)h * ab));
         b.count = 1;
         if (!c->encoder) {
             norm(&b, c, "final_norm", t, h);
@@ -511,7 +522,7 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
     s->params = llm_config_params(c);
     s->params_per_device = params_per_device(c, sp);
     double wb = opm_dtype_bytes(sp->dtype);
-    s->weights_bytes = (uint64_t)((double)s->params_per_device * wb);
+    s->weights_bytes = u64((double)s->params_per_device * wb);
     if (sp->phase != LLM_TRAIN) {
         int64_t cached = sp->phase == LLM_DECODE ? sp->context : sp->context + sp->seq;
         s->kv_cache_bytes = cache_bytes(c, sp, cached);
@@ -527,16 +538,16 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
         if (c->no_mlp) width = (double)h;
         if (ssm_in > width) width = ssm_in;
         double logits = (double)(sp->phase == LLM_DECODE ? sp->batch : t) * (double)ceil_div(c->vocab, sp->tp);
-        s->activation_bytes = (uint64_t)((2.0 * (double)t * width + logits) * ab);
+        s->activation_bytes = u64((2.0 * (double)t * width + logits) * ab);
     } else {
         /* Saved activations with flash attention (Korthikanti et al. 2022,
          * "Reducing Activation Recomputation", 34·s·b·h bytes per layer at
          * 16-bit without the s² term), split by tp, layers by pp. */
-        s->activation_bytes = (uint64_t)(34.0 * (double)t * (double)h / (double)sp->tp *
+        s->activation_bytes = u64(34.0 * (double)t * (double)h / (double)sp->tp *
                                          (double)ceil_div(c->layers, sp->pp) * ab / 2.0);
         /* Mixed-precision Adam: fp32 master weights, two fp32 moments and the
          * gradient in the training dtype. */
-        s->optimizer_bytes = (uint64_t)((double)s->params_per_device * (12.0 + wb));
+        s->optimizer_bytes = u64((double)s->params_per_device * (12.0 + wb));
         if (keep(&b, LLM_K_OPTIMIZER) && !b.failed) {
             b.group = -1;
             b.count = 1;

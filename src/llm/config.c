@@ -24,10 +24,12 @@ static int get_int(const doc *d, const doc_node *root, const char *const *keys, 
         const doc_node *n = doc_get(root, *keys);
         if (!n || doc_is_null(n)) continue;
         int64_t v;
-        if (n->type != DOC_SCALAR || doc_int(n, &v) || v < 0) {
+        /* 2^24 bounds every size (the largest real ones: 10M positions, 256k
+         * vocabularies) and keeps their products in 64 bits */
+        if (n->type != DOC_SCALAR || doc_int(n, &v) || v < 0 || v > (1 << 24)) {
             char what[64];
             doc_describe(n, what, sizeof what);
-            opm_err(err, OPM_EINVAL, *keys, "expected a non-negative integer, got %s", what);
+            opm_err(err, OPM_EINVAL, *keys, "expected an integer from 0 to 16777216, got %s", what);
             doc_error_at(d, n, err);
             return -1;
         }

@@ -260,6 +260,17 @@ Test(llm, config_errors_give_file_line_field)
     c = llm_config_load_string(missing, sizeof missing - 1, "m.yaml", &err);
     cr_assert_null(c);
     cr_expect(strstr(err.message, "num_attention_heads"), "%s", err.message);
+    static const char huge[] = "num_hidden_layers: 100000000000\nhidden_size: 8\nnum_attention_heads: 2\nvocab_size: 10\n";
+    c = llm_config_load_string(huge, sizeof huge - 1, "h.yaml", &err);
+    cr_assert_null(c, "a size beyond 2^24 is refused (no hang, no overflow)");
+    cr_expect(strstr(err.message, "h.yaml:1") && strstr(err.message, "num_hidden_layers"), "%s", err.message);
+    c = cfg("llama3_8b");
+    llm_step_spec sp = spec(LLM_PREFILL);
+    sp.batch = 1 << 24;
+    sp.seq = 1 << 24;
+    llm_step s;
+    cr_expect_eq(llm_step_build(c, &sp, &s, &err), OPM_EINVAL, "batch x seq beyond 2^36 is refused");
+    llm_config_free(c);
     c = llm_config_open("lama3_70b", &err);
     cr_assert_null(c);
     cr_expect(strstr(err.message, "llama3_70b"), "a suggestion: %s", err.message);
