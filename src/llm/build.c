@@ -161,7 +161,15 @@ static void ssm_mixer(builder *b, const llm_config *c, int64_t bsz, int64_t sq)
         /* B/C groups split by tp, or replicated when there are fewer groups
          * than devices (vLLM's MambaMixer2 does so for n_groups 1) */
         int64_t nh = c->ssm_heads / tp, g = c->ssm_groups >= tp ? c->ssm_groups / tp : 1;
-        gemm(b, "in_proj", t, 2 * di + 2 * g * n + nh, h, c->ssm_proj_bias, tp);
+        if (c->ssm_groups >= tp) {
+            gemm(b, "in_proj", t, 2 * di + 2 * g * n + nh, h, c->ssm_proj_bias, tp);
+        } else {
+            /* the B/C columns are the same on every device: a replicated
+             * GEMM (shards 1, like the norms), so model FLOPs stay those of
+             * one copy */
+            gemm(b, "in_proj", t, 2 * di + nh, h, c->ssm_proj_bias, tp);
+            gemm(b, "bc_proj", t, 2 * g * n, h, c->ssm_proj_bias, 1);
+        }
         add_op(b, LLM_K_SSM, "conv1d", "causal_conv1d", tp,
                "\"batch\": %lld, \"dim\": %lld, \"seqlen\": %lld, \"width\": %lld, \"bias\": %s, "
                "\"activation\": \"silu\", \"dtype\": \"%s\"",

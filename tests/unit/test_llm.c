@@ -471,6 +471,30 @@ Test(llm, mamba_ssm_config_json_reads_as_it_is)
     cr_expect(strstr(err.message, "attn_layer_idx"), "%s", err.message);
 }
 
+/* Model FLOPs of the SSM models do not depend on the sharding either (within
+ * 1%: Mamba-2's single B/C group is recomputed per device in the conv and the
+ * scan's C·Bᵀ, as vLLM does; its projection is one replicated GEMM). */
+Test(llm, ssm_flops_do_not_depend_on_tp_pp_ep)
+{
+    static const struct { const char *name; int64_t tp, pp, ep; } cases[] = {
+        {"mamba2_2_7b", 2, 1, 1}, {"mamba2_2_7b", 4, 2, 1}, {"jamba_v0_1", 4, 2, 1}, {"jamba_v0_1", 2, 1, 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        llm_step_spec sp = spec(LLM_PREFILL);
+        sp.seq = 512;
+        llm_step a, b;
+        run(cases[i].name, &sp, NULL, &a);
+        sp.tp = cases[i].tp;
+        sp.pp = cases[i].pp;
+        sp.ep = cases[i].ep;
+        run(cases[i].name, &sp, NULL, &b);
+        double fa = (double)model_flops(&a, 0), fb = (double)model_flops(&b, 0);
+        cr_expect(fabs(fb / fa - 1) < 0.01, "%s tp %lld pp %lld ep %lld: %.6g vs %.6g", cases[i].name,
+                  (long long)cases[i].tp, (long long)cases[i].pp, (long long)cases[i].ep, fb, fa);
+        llm_step_free(&a);
+        llm_step_free(&b);
+    }
+}
+
 Test(llm, jamba_layer_pattern_and_hybrid_cache)
 {
     llm_config *c = cfg("jamba_v0_1");
