@@ -371,6 +371,12 @@ static uint64_t layer_params_per_device(const llm_config *c, const llm_step_spec
     int f = llm_layer_ffn(c, l);
     uint64_t p = (llm_layer_mixer(c, l) == LLM_MIX_SSM ? llm_ssm_params(c) : llm_attn_params(c)) / tp +
                  (f == LLM_FFN_NONE ? 1 : 2) * llm_norm_params(c);
+    if (llm_layer_mixer(c, l) == LLM_MIX_SSM && c->ssm == 2 && c->ssm_groups < sp->tp) {
+        /* B/C groups replicated: their projection and conv weights on every device */
+        uint64_t bc = 2 * (uint64_t)c->ssm_groups * (uint64_t)c->ssm_state;
+        uint64_t w = bc * (h + (uint64_t)c->ssm_proj_bias + (uint64_t)c->ssm_conv + (uint64_t)c->ssm_conv_bias);
+        p += w - w / tp;
+    }
     if (f == LLM_FFN_DENSE) p += llm_mlp_params(c, c->intermediate) / tp;
     if (f == LLM_FFN_MOE)
         p += h * (uint64_t)c->experts + (uint64_t)c->experts * llm_mlp_params(c, c->moe_inter) / (tp * ep) +
