@@ -1231,5 +1231,32 @@ report $? "trace report --kernel-hints --iterations leave the CSV unchanged"
 run "$BIN" trace report tests/data/traces/normalization/trace.json.gz --kernel-hints --hardware no_such_gpu
 fails_cleanly "trace report --kernel-hints with an unknown hardware: one line, exit 2"
 
+# ---- trace report DIR / --ranks: multi-rank ------------------------------------
+
+MR=tests/data/traces/multirank
+run "$BIN" trace report "$MR" --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 - "$T/out" <<'EOF2' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rank_count"] == 4 and d["matched_collectives"] == 3, d
+assert [r["trace"].rsplit("/", 1)[1] for r in d["ranks"]] == ["rank0.json", "rank1.json", "rank2.json", "rank3.json"]
+c = d["collectives"][0]
+assert c["collective"] == "allreduce" and c["algorithm"] == "ring" and c["message_bytes"] == 2097152, c
+assert c["slowest_rank"] == 2 and abs(c["skew_s"] - 50e-6) < 1e-12, c
+assert abs(c["busbw_bytes_per_s"] - 2097152 / 60e-6 * 1.5) < 1, c
+EOF2
+)
+report $? "trace report DIR --format json: 4 ranks, 3 collectives, bytes/busbw/skew" "$why"
+run "$BIN" trace report --ranks "$MR/rank3.json" "$MR/rank1.json"
+grep -q '^Ranks: 2, collectives matched on every rank: 3' "$T/out"
+report $? "trace report --ranks A B: ranks in the order given" "$(head -n 1 "$T/out")"
+run "$BIN" trace report "$MR" --format csv
+fails_cleanly "trace report DIR --format csv: one line, exit 2" "table or json"
+mkdir -p "$T/emptydir"
+run "$BIN" trace report "$T/emptydir"
+fails_cleanly "trace report of a folder without traces: one line, exit 2" "holds no"
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

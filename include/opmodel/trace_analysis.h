@@ -3,7 +3,10 @@
  *   - the GEMM kernel each group ran, read from its name (tile, stages,
  *     split-K, instruction family), and the model's time with that kernel
  *     beside its own choice (opm_trace_kernel_checks_*);
- *   - the steady-state iterations of a run (opm_trace_iterations_*).
+ *   - the steady-state iterations of a run (opm_trace_iterations_*);
+ *   - a distributed run, one trace per rank: collectives matched across
+ *     ranks, their bytes, bus bandwidth and skew, and each rank's exposed
+ *     communication (opm_trace_ranks_*).
  *
  *     opm_trace_kernel_hint h;
  *     if (opm_trace_parse_kernel_name("nvjet_tst_128x256_64x4_2x1_v_bz_TNT", &h))
@@ -126,6 +129,52 @@ OPM_API int opm_trace_iterations_stats(const opm_trace_iterations *it, double *m
                                        double *min_s, double *max_s, size_t *outlier, double *outlier_ratio);
 OPM_API char *opm_trace_iterations_to_json(const opm_trace_iterations *it, opm_error *err);
 OPM_API char *opm_trace_iterations_to_table(const opm_trace_iterations *it, opm_error *err);
+
+/* ---- Multi-rank: one trace per rank of a distributed run ---- */
+
+/* One collective, matched across ranks by its place in each rank's order
+ * of communication kernels (the i-th on every rank). */
+typedef struct opm_trace_collective {
+    const char *collective;       /* record_param_comms' "Collective name" ("allreduce"), else from the kernel name */
+    const char *kernel;           /* the first rank's kernel name */
+    const char *algorithm;        /* "ring", "tree", "nvls", "collnet", "pat" when the kernel name says; else NULL */
+    const char *dtype;            /* record_param_comms' dtype ("BFloat16"); NULL when not recorded */
+    int64_t group_size;           /* ranks in the process group; -1 when not recorded */
+    uint64_t message_bytes;       /* the larger of In/Out msg nelems × element size; 0 when not recorded */
+    double time_s;                /* shortest kernel over the ranks: the last to arrive waits for no one */
+    double max_time_s, mean_time_s;
+    double algbw_bytes_per_s;     /* message_bytes / time_s (0 without bytes) */
+    double busbw_bytes_per_s;     /* algbw × NCCL's factor for the collective and group size */
+    double skew_s;                /* latest kernel start − earliest, over the ranks */
+    size_t slowest_rank;          /* the rank whose kernel starts last (the others wait for it) */
+    int names_agree;              /* every rank ran the same collective (or kernel name) here */
+} opm_trace_collective;
+
+typedef struct opm_trace_rank {
+    const char *source;
+    uint64_t collectives;         /* communication kernels on this rank */
+    double comm_s;                /* union of its communication kernels */
+    double exposed_comm_s;        /* not overlapped by its compute kernels (any stream) */
+    double overlapped_comm_s;     /* comm_s − exposed_comm_s */
+    double compute_s;
+    double collective_wait_s;     /* summed over matched collectives: own kernel time − the collective's time_s */
+} opm_trace_rank;
+
+typedef struct opm_trace_ranks opm_trace_ranks;
+
+/* Reads nothing: takes n ≥ 1 traces already read (rank i = traces[i]).
+ * Communication kernels are those the report files under comm
+ * (docs/trace.md).  A collective's bytes, dtype and group size come from
+ * the record_param_comms op whose host range holds the kernel's launch. */
+OPM_API opm_trace_ranks *opm_trace_ranks_new(const opm_trace *const *traces, size_t n, opm_error *err);
+OPM_API void opm_trace_ranks_free(opm_trace_ranks *r);
+OPM_API size_t opm_trace_ranks_rank_count(const opm_trace_ranks *r);
+OPM_API const opm_trace_rank *opm_trace_ranks_rank(const opm_trace_ranks *r, size_t i);
+/* Collectives matched on every rank: min over the ranks of their count. */
+OPM_API size_t opm_trace_ranks_collective_count(const opm_trace_ranks *r);
+OPM_API const opm_trace_collective *opm_trace_ranks_collective(const opm_trace_ranks *r, size_t i);
+OPM_API char *opm_trace_ranks_to_json(const opm_trace_ranks *r, opm_error *err);
+OPM_API char *opm_trace_ranks_to_table(const opm_trace_ranks *r, size_t top, opm_error *err);
 
 #ifdef __cplusplus
 }

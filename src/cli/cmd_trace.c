@@ -22,6 +22,7 @@ static const char help[] =
     "                            [--format table|csv|json] [--instances] [--top N] [--output-dir DIR]\n"
     "                            [--capture CAPTURE_TRACE|DIR] [--window START_MS:END_MS]\n"
     "                            [--iterations] [--kernel-hints]\n"
+    "       opmodel trace report DIR | --ranks TRACE0 TRACE1 ... [--format table|json] [--top N]\n"
     "\n"
     "Measured GPU time of every op in a PyTorch profiler trace (Chrome-trace JSON, plain or gzip,\n"
     "- for stdin), grouped by op name and call parameters, beside the FLOPs and bytes the op\n"
@@ -45,6 +46,10 @@ static const char help[] =
     "  --kernel-hints        with a hardware: GEMM groups predicted with the tile, stages and split-K\n"
     "                        their kernel's name gives, next to the model's own choice\n"
     "                        (--model, default extended_roofline for this section)\n"
+    "  DIR, --ranks          a distributed run, one trace per rank (DIR: its .json/.json.gz files,\n"
+    "                        rank = file order, digits compared as numbers): collectives matched\n"
+    "                        across ranks with bytes, bus bandwidth, skew and the slowest rank, and\n"
+    "                        each rank's exposed communication (docs/trace.md, Multi-rank)\n"
     "  (--iterations and --kernel-hints add to the table and the JSON, keys \"iterations\" and\n"
     "   \"kernel_hints\"; CSV is unchanged)\n"
     "\n"
@@ -58,6 +63,9 @@ typedef struct report_opts {
     size_t top;
     int instances;
     int iterations, kernel_hints;
+    int ranks;                    /* --ranks: every positional argument is a rank's trace */
+    char **files;                 /* the positional arguments */
+    int n_files;
     /* Filled by cmd_report: the extra sections, as JSON and table text. */
     char *extra_json, *extra_table;
 } report_opts;
@@ -98,6 +106,7 @@ static int parse_report_args(int argc, char **argv, report_opts *o)
         {"top", required_argument, 0, 't'},        {"instances", no_argument, 0, 'i'},
         {"capture", required_argument, 0, 'c'},    {"window", required_argument, 0, 'w'},
         {"iterations", no_argument, 0, 'I'},       {"kernel-hints", no_argument, 0, 'K'},
+        {"ranks", no_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0},
     };
     *o = (report_opts){.format = "table", .top = 20};
@@ -117,6 +126,7 @@ static int parse_report_args(int argc, char **argv, report_opts *o)
         case 'c': o->capture = optarg; break;
         case 'I': o->iterations = 1; break;
         case 'K': o->kernel_hints = 1; break;
+        case 'R': o->ranks = 1; break;
         case 'w':
             if (parse_window(optarg, o)) return EXIT_USAGE;
             break;
@@ -127,8 +137,11 @@ static int parse_report_args(int argc, char **argv, report_opts *o)
         }
     }
     if (optind >= argc) return cli_usage("trace report: expected a trace file (see `opmodel trace report --help`)");
-    o->trace = argv[optind++];
-    if (optind < argc) return cli_usage("trace report: unexpected argument '%s'", argv[optind]);
+    o->trace = argv[optind];
+    o->files = argv + optind;
+    o->n_files = argc - optind;
+    optind++;
+    if (optind < argc && !o->ranks) return cli_usage("trace report: unexpected argument '%s'", argv[optind]);
     if (strcmp(o->format, "table") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
         return cli_usage("--format: expected table, csv or json, got '%s'", o->format);
     if (o->instances && !o->out_dir && strcmp(o->format, "csv"))
@@ -404,11 +417,116 @@ static int add_kernel_hints(report_opts *o, const opm_trace_report *r, const opm
     return add_extra(o, "kernel_hints", j, tb);
 }
 
+/* Natural order: digit runs compare as numbers (rank2 before rank10). */
+static int natural_cmp(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+            while (*a == '0') a++;
+            while (*b == '0') b++;
+            size_t la = strspn(a, "0123456789"), lb = strspn(b, "0123456789");
+            if (la != lb) return la < lb ? -1 : 1;
+            int c = strncmp(a, b, la);
+            if (c) return c;
+            a += la;
+            b += lb;
+            continue;
+        }
+        if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+        a++, b++;
+    }
+    return *a ? 1 : *b ? -1 : 0;
+}
+
+static int cmp_natural(const void *a, const void *b)
+{
+    return natural_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* DIR's trace files, in natural order; *paths and its strings malloc'ed. */
+static int dir_traces(const char *dir, char ***paths, size_t *n)
+{
+    *paths = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) return cli_usage("%s: cannot open folder: %s", dir, strerror(errno));
+    struct dirent *de;
+    size_t cap = 0;
+    int rc = 0;
+    while (!rc && (de = readdir(d))) {
+        if (!is_trace_name(de->d_name) || !strcmp(de->d_name, "execution_details.json")) continue;
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            char **p = realloc(*paths, nc * sizeof *p);
+            if (!p) {
+                rc = cli_usage("out of memory");
+                break;
+            }
+            *paths = p;
+            cap = nc;
+        }
+        if (!((*paths)[*n] = join(dir, de->d_name))) rc = cli_usage("out of memory");
+        else (*n)++;
+    }
+    closedir(d);
+    if (!rc && !*n) rc = cli_usage("trace report: %s holds no .json or .json.gz trace", dir);
+    if (!rc) qsort(*paths, *n, sizeof **paths, cmp_natural);
+    return rc;
+}
+
+static int cmd_ranks(const report_opts *o, char **paths, size_t n)
+{
+    if (strcmp(o->format, "table") && strcmp(o->format, "json"))
+        return cli_usage("--format: a multi-rank report is table or json, got '%s'", o->format);
+    if (o->out_dir || o->capture || o->has_window || o->iterations || o->kernel_hints || o->instances)
+        return cli_usage("trace report: a multi-rank report takes only --format and --top");
+    opm_error err;
+    opm_error_clear(&err);
+    opm_trace **t = calloc(n, sizeof *t);
+    if (!t) return cli_usage("out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!(t[i] = opm_trace_read_file(paths[i], &err))) rc = cli_fail(&err);
+    opm_trace_ranks *r = NULL;
+    if (!rc && !(r = opm_trace_ranks_new((const opm_trace *const *)t, n, &err))) rc = cli_fail(&err);
+    for (size_t i = 0; i < n; i++) opm_trace_free(t[i]);
+    free(t);
+    if (rc) return rc;
+    char *text = !strcmp(o->format, "json") ? opm_trace_ranks_to_json(r, &err) : opm_trace_ranks_to_table(r, o->top, &err);
+    opm_trace_ranks_free(r);
+    if (!text) return cli_fail(&err);
+    fputs(text, stdout);
+    free(text);
+    if (fflush(stdout)) return cli_usage("stdout: write error");
+    return EXIT_OK;
+}
+
+/* `trace report DIR` or `--ranks T0 T1 ...`; returns -1 when the arguments
+ * name one trace (the ordinary report). */
+static int maybe_ranks(const report_opts *o)
+{
+    struct stat st;
+    if (!o->ranks && (strcmp(o->trace, "-") == 0 || stat(o->trace, &st) || !S_ISDIR(st.st_mode))) return -1;
+    if (!o->ranks) {
+        char **paths;
+        size_t n;
+        int rc = dir_traces(o->trace, &paths, &n);
+        if (!rc) rc = cmd_ranks(o, paths, n);
+        for (size_t i = 0; paths && i < n; i++) free(paths[i]);
+        free(paths);
+        return rc;
+    }
+    for (int i = 0; i < o->n_files; i++)
+        if (!strcmp(o->files[i], "-")) return cli_usage("--ranks: each rank's trace must be a file, not stdin");
+    return cmd_ranks(o, o->files, (size_t)o->n_files);
+}
+
 static int cmd_report(int argc, char **argv)
 {
     report_opts o;
     int rc = parse_report_args(argc, argv, &o);
     if (rc) return rc < 0 ? EXIT_OK : rc;
+    if ((rc = maybe_ranks(&o)) >= 0) return rc;
     opm_error err;
     opm_error_clear(&err);
     opm_trace *t = opm_trace_read_file(o.trace, &err);

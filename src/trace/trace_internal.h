@@ -85,6 +85,19 @@ typedef struct opm_tdevice {
     int64_t total_global_mem; /* bytes, -1 when absent */
 } opm_tdevice;
 
+/* The collective a `record_param_comms` cpu_op describes (PyTorch's c10d
+ * records it around each collective): kept by its host range, not by an
+ * event index, so --window and --capture (which rewrite the events) leave
+ * it valid.  ranks.c reads it. */
+typedef struct opm_tcomm {
+    int64_t ts_ns, dur_ns;
+    int32_t pid, tid;       /* as in opm_tev */
+    uint32_t collective;    /* string id of args["Collective name"], 0 when absent */
+    uint32_t dtype;         /* string id of args.dtype ("BFloat16"), 0 when absent */
+    uint32_t pg_ranks;      /* string id of args["Process Group Ranks"] ("[0, 1, 2, 3]"), 0 when absent */
+    int64_t in_nelems, out_nelems, group_size;   /* -1 when absent */
+} opm_tcomm;
+
 struct opm_trace {
     char *source;
     opm_strtab strings;
@@ -96,6 +109,8 @@ struct opm_trace {
     size_t n_args, cap_args;
     opm_tdevice *devices;
     size_t n_devices, cap_devices;
+    opm_tcomm *comms;
+    size_t n_comms, cap_comms;
     opm_trace_stats stats;
 };
 
@@ -112,6 +127,7 @@ int opm_trace_add_flow(opm_trace *t, const opm_tflow *f, opm_error *err);
 /* Returns the new args index in *index. */
 int opm_trace_add_args(opm_trace *t, const opm_call_args *a, uint32_t *index, opm_error *err);
 int opm_trace_add_device(opm_trace *t, const opm_tdevice *d, opm_error *err);
+int opm_trace_add_comm(opm_trace *t, const opm_tcomm *c, opm_error *err);
 /* A blank event: every id field OPM_NO_ID, args OPM_NONE32, stream/device -1. */
 void opm_tev_init(opm_tev *e);
 

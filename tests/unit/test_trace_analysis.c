@@ -1,5 +1,5 @@
-/* test_trace_analysis.c — kernel names as hints and iteration detection
- * (include/opmodel/trace_analysis.h):
+/* test_trace_analysis.c — kernel names as hints, iteration detection and
+ * multi-rank reports (include/opmodel/trace_analysis.h):
  *
  *  - a table of real GEMM kernel names (every scheme found in the shipped
  *    traces, and the cuBLAS/cuBLASLt/CUTLASS 3 names of the docs) and what
@@ -11,7 +11,10 @@
  *    ranges; its GPU-side ones are 16-18 us), the decoder-layer period of
  *    the H100 Qwen trace (one forward pass), and a hand-made run whose first
  *    iteration is slow (the outlier) with a kernel repeated inside the
- *    period. */
+ *    period;
+ *  - multi-rank: the hand-made 4-rank set (tools/make_multirank_traces.py):
+ *    bytes, time, bus bandwidth, skew, slowest rank per collective and each
+ *    rank's exposed and overlapped communication, all known by construction. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
@@ -290,4 +293,104 @@ Test(trace_analysis, iterations_kernel_sequence_outlier)
     free(j);
     opm_trace_iterations_free(it);
     opm_trace_free(t);
+}
+
+/* ---- multi-rank: the hand-made 4-rank set (tools/make_multirank_traces.py,
+ * whose docstring gives the arrival times and transfer times) ---- */
+
+static opm_trace_ranks *ranks_of_set(opm_trace **t)
+{
+    char rel[128];
+    for (int i = 0; i < 4; i++) {
+        snprintf(rel, sizeof rel, "tests/data/traces/multirank/rank%d.json", i);
+        t[i] = read_rel(rel);
+    }
+    opm_error err;
+    opm_trace_ranks *r = opm_trace_ranks_new((const opm_trace *const *)t, 4, &err);
+    cr_assert_not_null(r, "%s", err.message);
+    return r;
+}
+
+Test(trace_analysis, ranks_collectives)
+{
+    opm_trace *t[4];
+    opm_trace_ranks *r = ranks_of_set(t);
+    cr_assert_eq(opm_trace_ranks_rank_count(r), 4);
+    cr_assert_eq(opm_trace_ranks_collective_count(r), 3);
+    /* name, transfer us, skew us, slowest rank, longest kernel us, busbw factor */
+    const struct {
+        const char *name;
+        double xfer_us, skew_us;
+        size_t slowest;
+        double max_us, factor;
+    } want[3] = {{"allreduce", 60, 50, 2, 110, 1.5}, {"allgather", 40, 30, 0, 70, 0.75},
+                 {"reduce_scatter", 45, 80, 3, 125, 0.75}};
+    for (size_t i = 0; i < 3; i++) {
+        const opm_trace_collective *c = opm_trace_ranks_collective(r, i);
+        cr_expect_str_eq(c->collective, want[i].name);
+        cr_expect_str_eq(c->algorithm, "ring");
+        cr_expect_str_eq(c->dtype, "BFloat16");
+        cr_expect_eq(c->group_size, 4);
+        cr_expect_eq(c->message_bytes, 2097152, "%s: %llu bytes", c->collective, (unsigned long long)c->message_bytes);
+        cr_expect(fabs(c->time_s - want[i].xfer_us * 1e-6) < 1e-12, "%s: time %g", c->collective, c->time_s);
+        cr_expect(fabs(c->skew_s - want[i].skew_us * 1e-6) < 1e-12, "%s: skew %g", c->collective, c->skew_s);
+        cr_expect(fabs(c->max_time_s - want[i].max_us * 1e-6) < 1e-12, "%s: max %g", c->collective, c->max_time_s);
+        cr_expect_eq(c->slowest_rank, want[i].slowest, "%s: slowest %zu", c->collective, c->slowest_rank);
+        double algbw = 2097152 / (want[i].xfer_us * 1e-6);
+        cr_expect(rel_diff(c->algbw_bytes_per_s, algbw) < 1e-12);
+        cr_expect(rel_diff(c->busbw_bytes_per_s, algbw * want[i].factor) < 1e-12, "%s: busbw %g", c->collective,
+                  c->busbw_bytes_per_s);
+        cr_expect(c->names_agree);
+    }
+    /* Exposed vs overlapped: the all-reduce overlaps the GEMM on [1320, 1400)
+     * us from its own start (1310 + arrival offset) on. */
+    const double overlap_us[4] = {80, 80, 40, 70};
+    const double offs[3][4] = {{0, 10, 50, 20}, {30, 0, 0, 5}, {0, 0, 0, 80}};
+    const double maxoff[3] = {50, 30, 80}, xfer[3] = {60, 40, 45};
+    for (size_t k = 0; k < 4; k++) {
+        const opm_trace_rank *rk = opm_trace_ranks_rank(r, k);
+        double comm = 0, wait = 0;
+        for (int i = 0; i < 3; i++) {
+            comm += maxoff[i] - offs[i][k] + xfer[i];
+            wait += maxoff[i] - offs[i][k];
+        }
+        cr_expect_eq(rk->collectives, 3);
+        cr_expect(fabs(rk->comm_s - comm * 1e-6) < 1e-12, "rank %zu comm %g", k, rk->comm_s);
+        cr_expect(fabs(rk->overlapped_comm_s - overlap_us[k] * 1e-6) < 1e-12, "rank %zu overlapped %g", k,
+                  rk->overlapped_comm_s);
+        cr_expect(fabs(rk->exposed_comm_s - (comm - overlap_us[k]) * 1e-6) < 1e-12);
+        cr_expect(fabs(rk->collective_wait_s - wait * 1e-6) < 1e-12, "rank %zu wait %g", k, rk->collective_wait_s);
+        cr_expect(fabs(rk->compute_s - 280e-6) < 1e-12);
+    }
+    opm_error err;
+    char *j = opm_trace_ranks_to_json(r, &err);
+    cr_assert_not_null(j);
+    cr_expect(strstr(j, "\"rank_count\": 4, \"matched_collectives\": 3"));
+    free(j);
+    opm_trace_ranks_free(r);
+    for (int i = 0; i < 4; i++) opm_trace_free(t[i]);
+}
+
+Test(trace_analysis, ranks_unmatched_and_bad_input)
+{
+    opm_trace *t[4];
+    opm_trace_ranks *r = ranks_of_set(t);
+    opm_trace_ranks_free(r);
+    opm_error err;
+    cr_expect_null(opm_trace_ranks_new(NULL, 0, &err));
+    cr_expect_eq(err.code, OPM_EINVAL);
+    const opm_trace *with_null[2] = {t[0], NULL};
+    cr_expect_null(opm_trace_ranks_new(with_null, 2, &err));
+    /* A rank with no communication: nothing is matched, each rank still reported. */
+    opm_trace *empty = opm_trace_read_buffer("{\"traceEvents\":[]}", 18, "<empty>", &err);
+    cr_assert_not_null(empty, "%s", err.message);
+    const opm_trace *two[2] = {t[0], empty};
+    r = opm_trace_ranks_new(two, 2, &err);
+    cr_assert_not_null(r, "%s", err.message);
+    cr_expect_eq(opm_trace_ranks_collective_count(r), 0);
+    cr_expect_eq(opm_trace_ranks_rank(r, 0)->collectives, 3);
+    cr_expect_eq(opm_trace_ranks_rank(r, 1)->collectives, 0);
+    opm_trace_ranks_free(r);
+    opm_trace_free(empty);
+    for (int i = 0; i < 4; i++) opm_trace_free(t[i]);
 }
