@@ -101,8 +101,11 @@ static int check_group(const opm_trace_report *r, size_t gi, const opm_hardware 
     opm_op *hinted = opm_op_clone(op, &err);
     opm_profile pa, ph;
     int ok = hinted && !set_hints(hinted, &h, &err) && !opm_predict(model, op, hw, &pa, &err);
-    if (ok && h.stages) {
-        ok = !opm_predict(model, hinted, hw, &ph, &err);
+    /* MFMA and SIMT kernels double-buffer: the depth the model's own
+     * catalog gives those families (gemm_tiled.c). */
+    int fixed = h.stages ? h.stages : h.instruction && (!strcmp(h.instruction, "mfma") || !strcmp(h.instruction, "simt")) ? 2 : 0;
+    if (ok && fixed) {
+        ok = !opm_op_set_int(hinted, "pipeline_stages", fixed, &err) && !opm_predict(model, hinted, hw, &ph, &err);
     } else if (ok) {
         /* The name does not say its pipeline depth: the fastest the model
          * finds for the named tile, as its own catalog picks a depth. */

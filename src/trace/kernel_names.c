@@ -196,12 +196,14 @@ static int parse_cutlass(const char *name, opm_trace_kernel_hint *h)
 /* hipBLASLt/Tensile: Cijk_Alik_Bljk_..._MT256x128x64_MI16x16x1_..._GSU4_...:
  * macro tile 256x128, depth 64; MI = MFMA (none: a SIMT kernel); GSU<n>
  * = global split-U, the split-K (GSUAMB / GSUAMBSK choose it at run time:
- * not said). */
+ * not said); WG<x>_<y>_<z> the workgroup's threads and WS<n> the wave
+ * size, so WG16_16_1 with WS64 is 4 waves ("warps"). */
 static int parse_tensile(const char *name, opm_trace_kernel_hint *h)
 {
     const char *s = name;
     tok t;
-    int v[MAX_DIMS], have = 0, mfma = 0;
+    int v[MAX_DIMS + 3], have = 0, mfma = 0, wave = 64;
+    long threads = 0;
     while (next_tok(&s, &t)) {
         if (!have && tok_dims(&t, "MT", v) == 3) {
             set_tile(h, v[0], v[1], 1);
@@ -209,12 +211,22 @@ static int parse_tensile(const char *name, opm_trace_kernel_hint *h)
             have = 1;
         } else if (tok_starts(&t, "MI") && t.n > 2 && t.p[2] >= '0' && t.p[2] <= '9') {
             mfma = 1;
+        } else if (tok_dims(&t, "WG", v + 3) == 1) {
+            /* WG<x>_<y>_<z>: the workgroup's threads, split over tokens. */
+            int y[MAX_DIMS], z[MAX_DIMS];
+            tok u, w;
+            const char *s2 = s;
+            if (next_tok(&s2, &u) && tok_dims(&u, "", y) == 1 && next_tok(&s2, &w) && tok_dims(&w, "", z) == 1)
+                threads = (long)v[3] * y[0] * z[0];
+        } else if (tok_dims(&t, "WS", v + 3) == 1) {
+            wave = v[3];
         } else if (tok_starts(&t, "GSU") && t.n > 3 && t.p[3] >= '0' && t.p[3] <= '9') {
             int g[MAX_DIMS];
             if (tok_dims(&t, "GSU", g) == 1 && g[0] <= SPLIT_MAX) h->split_k = g[0];
         }
     }
     if (!have) return 0;
+    if (threads > 0 && wave > 0 && threads % wave == 0 && threads / wave <= 32) h->warps = (int)(threads / wave);
     h->library = "tensile";
     h->instruction = mfma ? "mfma" : "simt";
     return 1;
