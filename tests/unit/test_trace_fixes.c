@@ -182,7 +182,13 @@ Test(trace_fixes, vllm_custom_ops_own_their_kernels)
         OP("vllm::unified_kv_cache_update", 160, 10, "[[32,8,64],[32,8,64],[]]",
            "['c10::BFloat16','c10::BFloat16','']", "['','','']")
         LK(162, 104, 170, 1, "void vllm::reshape_and_cache_flash_kernel") END TAIL);
-    cr_expect_eq(opm_trace_report_group_count(r), 4, "one group per vLLM op, nothing below them");
+    /* One group per vLLM op; moe_forward yields to the recognised op below it
+     * (the routing's topk_softmax, as TraceLens reports triton_kernels' TopK
+     * apart in vllm_decode_full) and keeps its direct expert kernel. */
+    cr_expect_eq(opm_trace_report_group_count(r), 5, "one group per vLLM op and the routing's topk");
+    const opm_trace_group *topk = group_named(r, "_moe_C::topk_softmax");
+    cr_assert_not_null(topk);
+    cr_expect(near(topk->kernel_time_s, 2e-6), "topk: %g", topk->kernel_time_s);
     const opm_trace_group *gemm = group_named(r, "vllm::rocm_unquantized_gemm");
     cr_assert_not_null(gemm);
     cr_expect_eq(gemm->category, OPM_TCAT_GEMM);
@@ -194,7 +200,7 @@ Test(trace_fixes, vllm_custom_ops_own_their_kernels)
     const opm_trace_group *moe = group_named(r, "vllm::moe_forward");
     cr_assert_not_null(moe);
     cr_expect_eq(moe->category, OPM_TCAT_GEMM);
-    cr_expect(near(moe->kernel_time_s, 32e-6), "routing and experts: %g", moe->kernel_time_s);
+    cr_expect(near(moe->kernel_time_s, 30e-6), "the experts: %g", moe->kernel_time_s);
     cr_expect_eq(moe->has_kind, 0, "the expert weights are not among its arguments");
     const opm_trace_group *att = group_named(r, "vllm::unified_attention_with_output");
     cr_assert_not_null(att);
