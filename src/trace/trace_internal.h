@@ -209,6 +209,14 @@ opm_trace_category opm_trace_kernel_category(const char *kernel_name, int ev_cla
 /* Whether `name` contains `needle` (lower-case ASCII), ignoring case: the
  * one substring test for kernel and op names (recognize.c). */
 int opm_trace_name_has(const char *name, const char *needle);
+/* TraceLens's pseudo ops: an op whose kernels TraceLens reports as several
+ * rows named by kernel (vllm::moe_forward's expert GEMMs as
+ * pseudo_op::moe_triton_unfused_up/down/...).  Whether the op `owner` is
+ * split so, and the 1-based pseudo op that takes its kernel `kernel` (0:
+ * the kernel stays the owner's).  Names: opm_trace_pseudo_op_name. */
+int opm_trace_has_pseudo_ops(const char *owner);
+int opm_trace_pseudo_op(const char *owner, const char *kernel);
+const char *opm_trace_pseudo_op_name(int index);
 
 /* ---- Linking (link.c) ---- */
 
@@ -227,6 +235,9 @@ typedef struct opm_link_instance {
      * queued its GPU event (OPM_NONE32 when none was found), so the report
      * can name it "<launch>-><kernel> (Synthetic Op)" as TraceLens does. */
     uint32_t launch_ev;
+    /* Added by link.c: the pseudo op (opm_trace_pseudo_op) this instance is
+     * a part of its owner's kernels under, 0 for the owner itself. */
+    uint32_t pseudo;
 } opm_link_instance;
 
 typedef struct opm_trace_link {
