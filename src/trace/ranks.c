@@ -51,14 +51,36 @@ static int cmp_comm(const void *a, const void *b)
     return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-/* The innermost record_param_comms on (pid, tid) whose range holds ts. */
-static const opm_tcomm *record_at(const opm_trace *t, int32_t pid, int32_t tid, int64_t ts)
+static int cmp_tcomm(const void *a, const void *b)
 {
+    const opm_tcomm *x = *(const opm_tcomm *const *)a, *y = *(const opm_tcomm *const *)b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* How far back from the last record starting at or before a launch the
+ * search for one holding it goes: records nest only a few deep (c10d's op,
+ * its record_param_comms, a coalescing manager's). */
+#define RECORD_NEST_MAX 8
+
+/* The innermost record_param_comms on (pid, tid) whose range holds ts;
+ * `sorted` holds the n records by (pid, tid, ts). */
+static const opm_tcomm *record_at(const opm_tcomm *const *sorted, size_t n, int32_t pid, int32_t tid, int64_t ts)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {   /* first record after (pid, tid, ts) */
+        size_t mid = lo + (hi - lo) / 2;
+        const opm_tcomm *c = sorted[mid];
+        int before = c->pid < pid || (c->pid == pid && (c->tid < tid || (c->tid == tid && c->ts_ns <= ts)));
+        if (before) lo = mid + 1;
+        else hi = mid;
+    }
     const opm_tcomm *best = NULL;
-    for (size_t i = 0; i < t->n_comms; i++) {
-        const opm_tcomm *c = &t->comms[i];
-        if (c->pid != pid || c->tid != tid || ts < c->ts_ns || ts > c->ts_ns + c->dur_ns) continue;
-        if (!best || c->dur_ns < best->dur_ns) best = c;
+    for (size_t k = 0; k < RECORD_NEST_MAX && lo > 0; k++) {
+        const opm_tcomm *c = sorted[--lo];
+        if (c->pid != pid || c->tid != tid) break;
+        if (ts <= c->ts_ns + c->dur_ns && (!best || c->dur_ns < best->dur_ns)) best = c;
     }
     return best;
 }
@@ -74,7 +96,10 @@ static int collect(rank_acc *a, const opm_trace *t)
     a->k = malloc((n + 1) * sizeof *a->k);
     if (!a->k) return -1;
     opm_u64map launches = {0};
-    int rc = 0;
+    const opm_tcomm **sorted = t->n_comms ? malloc(t->n_comms * sizeof *sorted) : NULL;
+    int rc = t->n_comms && !sorted ? -1 : 0;
+    for (size_t i = 0; sorted && i < t->n_comms; i++) sorted[i] = &t->comms[i];
+    if (sorted) qsort(sorted, t->n_comms, sizeof *sorted, cmp_tcomm);
     /* correlation -> launch, only when there are records to find. */
     if (t->n_comms) {
         for (size_t i = 0; i < t->n_ev && !rc; i++) {
@@ -102,10 +127,11 @@ static int collect(rank_acc *a, const opm_trace *t)
         }
         if (!added && idx < t->n_ev) {
             const opm_tev *l = &t->ev[idx];
-            k->rec = record_at(t, l->pid, l->tid, l->ts_ns);
+            k->rec = record_at(sorted, t->n_comms, l->pid, l->tid, l->ts_ns);
         }
     }
     opm_u64map_free(&launches);
+    free(sorted);
     if (!rc) qsort(a->k, a->n, sizeof *a->k, cmp_comm);
     return rc;
 }

@@ -6,6 +6,9 @@
  *                (the name table is data: op_table.def)
  *   analyze.c    instances ──► groups, categories, timeline, predictions
  *   ../report/   report ──► JSON / CSV / table / SVG
+ *   beside the report (opmodel/trace_analysis.h): iterations.c (repeated
+ *   iterations), kernel_names.c (GEMM kernel names as hints), ranks.c
+ *   (one trace per rank: collectives, exposed communication)
  *
  * Times are exact integer nanoseconds: the profiler writes microseconds with
  * three decimals, and a double cannot hold an epoch-sized ns count exactly,
