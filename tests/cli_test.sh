@@ -1233,5 +1233,74 @@ run "$BIN" trace report "$GR/trace.json.gz" --window 0:1e9 --format csv
 cmp -s "$T/out" <("$BIN" trace report "$GR/trace.json.gz" --format csv 2>/dev/null)
 report $? "trace report --window covering the whole trace changes nothing"
 
+# ---- trace report --iterations / --kernel-hints -------------------------------
+
+RN=tests/data/traces/mi300_resnet_ckpt/trace.json.gz
+run "$BIN" trace report "$RN" --iterations --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 - "$T/out" <<'EOF2' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+it = d["iterations"]
+assert list(d)[-1] == "iterations", list(d)[-3:]
+assert it["method"] == "profiler_step" and it["count"] == 3, it
+assert [x["name"] for x in it["iterations"]] == ["ProfilerStep#15", "ProfilerStep#16", "ProfilerStep#17"]
+assert it["min_s"] <= it["median_s"] <= it["max_s"]
+assert it["outlier"]["index"] in (0, 1, 2)
+EOF2
+)
+report $? "trace report --iterations --format json: 3 ProfilerSteps under \"iterations\"" "$why"
+run "$BIN" trace report "$RN" --iterations
+grep -q '^Iterations: 3, by ProfilerStep# annotations' "$T/out"
+report $? "trace report --iterations: the table section" "$(grep -m1 Iterations "$T/out")"
+run "$BIN" trace report tests/data/traces/h100_falcon/trace.json.gz --kernel-hints --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 - "$T/out" <<'EOF2' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = d["kernel_hints"]
+assert len(k) >= 3, k
+for c in k:
+    g = d["groups"][c["group"]]
+    assert g["kind"] == "gemm" and c["kernel"] in g["kernels"], (c, g)
+    assert c["hinted_time_s"] > 0 and c["auto_time_s"] > 0
+EOF2
+)
+report $? "trace report --kernel-hints --format json: one entry per GEMM group with a named kernel" "$why"
+run "$BIN" trace report "$TRACE" --kernel-hints --hardware mi300x --iterations --format csv
+cmp -s "$T/out" <("$BIN" trace report "$TRACE" --hardware mi300x --format csv 2>/dev/null)
+report $? "trace report --kernel-hints --iterations leave the CSV unchanged"
+run "$BIN" trace report tests/data/traces/normalization/trace.json.gz --kernel-hints --hardware no_such_gpu
+fails_cleanly "trace report --kernel-hints with an unknown hardware: one line, exit 2"
+
+# ---- trace report DIR / --ranks: multi-rank ------------------------------------
+
+MR=tests/data/traces/multirank
+run "$BIN" trace report "$MR" --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 - "$T/out" <<'EOF2' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rank_count"] == 4 and d["matched_collectives"] == 3, d
+assert [r["trace"].rsplit("/", 1)[1] for r in d["ranks"]] == ["rank0.json", "rank1.json", "rank2.json", "rank3.json"]
+c = d["collectives"][0]
+assert c["collective"] == "allreduce" and c["algorithm"] == "ring" and c["message_bytes"] == 2097152, c
+assert c["slowest_rank"] == 2 and abs(c["skew_s"] - 50e-6) < 1e-12, c
+assert abs(c["busbw_bytes_per_s"] - 2097152 / 60e-6 * 1.5) < 1, c
+EOF2
+)
+report $? "trace report DIR --format json: 4 ranks, 3 collectives, bytes/busbw/skew" "$why"
+run "$BIN" trace report --ranks "$MR/rank3.json" "$MR/rank1.json"
+grep -q '^Ranks: 2, collectives matched on every rank: 3' "$T/out"
+report $? "trace report --ranks A B: ranks in the order given" "$(head -n 1 "$T/out")"
+run "$BIN" trace report "$MR" --format csv
+fails_cleanly "trace report DIR --format csv: one line, exit 2" "table or json"
+mkdir -p "$T/emptydir"
+run "$BIN" trace report "$T/emptydir"
+fails_cleanly "trace report of a folder without traces: one line, exit 2" "holds no"
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
