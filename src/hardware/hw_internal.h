@@ -65,6 +65,8 @@ struct opm_hardware {
     unsigned power_set;
     size_t n_features;
     char features[FEATURE_MAX][40];
+    opm_interconnect link;
+    int has_link;
 };
 
 /* The supply voltage at clock_hz interpolated in the table; 0 without one. */
