@@ -115,6 +115,11 @@ static void workload_json(strbuf *b, const opm_workload_result *r, const char *h
         sb_printf(b, ", \"%s\": ", f[i].k);
         sb_num(b, f[i].v);
     }
+    /* A missing coefficient is said, not silently 0. */
+    sb_puts(b, ",\n \"warnings\": [");
+    if (t->idle_power_w <= 0 && t->idle_s > 0)
+        sb_puts(b, "\"the hardware gives no idle (static) power: host gaps are charged 0 W\"");
+    sb_puts(b, "]");
     sb_puts(b, ",\n \"by_kind\": [");
     for (size_t i = 0; i < opm_workload_result_kind_count(r); i++) {
         sb_puts(b, i ? ",\n  " : "\n  ");
@@ -156,6 +161,8 @@ static void workload_table(strbuf *b, const opm_workload_result *r, const char *
               t->device_time_s, t->idle_s, t->launch_interval_s * 1e6);
     sb_printf(b, "%-18s %.6g J (ops %.6g J, idle %.6g J at %.4g W)\n", "energy", t->energy_j, t->op_energy_j,
               t->idle_energy_j, t->idle_power_w);
+    if (t->idle_power_w <= 0 && t->idle_s > 0)
+        sb_puts(b, "warning            the hardware gives no idle (static) power: host gaps are charged 0 W\n");
     sb_printf(b, "%-18s %.5g W\n%-18s %.6g\n%-18s %.6g\n", "average power", t->average_power_w, "flops", t->flops,
               "dram bytes", t->bytes);
     for (int part = 0; part < 2; part++) {
@@ -298,7 +305,32 @@ static void artifact_json(strbuf *b, const art_result *r)
     sb_puts(b, ",\n  \"overall\": ");
     json_stats3(b, &r->overall);
     json_map3(b, "by_hardware", r->hw_names, r->by_hw, r->n_hw);
-    json_map3(b, "by_file", r->files, r->by_file, r->n_files);
+    sb_puts(b, ",\n  \"by_file\": {");
+    int firstf = 1;
+    for (size_t f = 0; f < r->n_files; f++) {
+        if (!r->by_file[f].time.n) continue;
+        sb_puts(b, firstf ? "\n    " : ",\n    ");
+        sb_json_string(b, r->files[f]);
+        sb_puts(b, ": ");
+        json_stats3(b, &r->by_file[f]);
+        size_t nc = 0;
+        for (size_t c = 0; c < r->n_clocks; c++) nc += r->by_file_clock[f * r->n_clocks + c].time.n > 0;
+        if (nc > 1) {
+            b->n--; /* reopen the object for its by_clock */
+            sb_puts(b, ", \"by_clock\": {");
+            int fc = 1;
+            for (size_t c = 0; c < r->n_clocks; c++) {
+                const art_stats3 *s3 = &r->by_file_clock[f * r->n_clocks + c];
+                if (!s3->time.n) continue;
+                sb_printf(b, "%s\n      \"%d\": ", fc ? "" : ",", r->clocks[c]);
+                json_stats3(b, s3);
+                fc = 0;
+            }
+            sb_puts(b, "}}");
+        }
+        firstf = 0;
+    }
+    sb_puts(b, "}");
     json_map3(b, "by_family", r->families, r->by_family, r->n_families);
     sb_puts(b, ",\n  \"by_clock\": {");
     for (size_t c = 0; c < r->n_clocks; c++) {
@@ -355,10 +387,17 @@ static void artifact_table(strbuf *b, const art_result *r)
     for (size_t f = 0; f < r->n_files; f++) table3(b, r->files[f], &r->by_file[f]);
     for (size_t f = 0; f < r->n_families; f++)
         if (r->by_family[f].time.n) table3(b, r->families[f], &r->by_family[f]);
-    for (size_t c = 0; c < r->n_clocks; c++) {
-        char l[32];
-        snprintf(l, sizeof l, "%d MHz", r->clocks[c]);
-        table3(b, l, &r->by_clock[c]);
+    for (size_t f = 0; f < r->n_files; f++) {
+        size_t nc = 0;
+        for (size_t c = 0; c < r->n_clocks; c++) nc += r->by_file_clock[f * r->n_clocks + c].time.n > 0;
+        if (nc < 2) continue;
+        for (size_t c = 0; c < r->n_clocks; c++) {
+            const art_stats3 *s3 = &r->by_file_clock[f * r->n_clocks + c];
+            if (!s3->time.n) continue;
+            char l[96];
+            snprintf(l, sizeof l, "%.24s %d MHz", r->files[f], r->clocks[c]);
+            table3(b, l, s3);
+        }
     }
     size_t un = 0;
     for (size_t i = 0; i < r->n_runs; i++) un += r->runs[i].status == ART_UNMATCHED;

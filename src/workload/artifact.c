@@ -129,6 +129,7 @@ void art_free(art_result *r)
     free(r->unc_by_file);
     free(r->by_family);
     free(r->by_clock);
+    free(r->by_file_clock);
     memset(r, 0, sizeof *r);
 }
 
@@ -353,14 +354,15 @@ static long key_file(const art_run *u) { return u->file; }
 static long key_family(const art_run *u) { return u->family; }
 static long key_clock(const art_run *u) { return u->clock_mhz; }
 
-static void stats3(const art_result *r, run_key key, long k, int uncal, double *buf, art_stats3 *s)
+static void stats3_2(const art_result *r, run_key key, long k, run_key key2, long k2, int uncal, double *buf,
+                     art_stats3 *s)
 {
     size_t n = 0, N = r->n_runs;
     double *pt = buf, *mt = buf + N, *pe = buf + 2 * N, *me = buf + 3 * N, *pp = buf + 4 * N, *mp = buf + 5 * N,
            *scratch = buf + 6 * N;
     for (size_t i = 0; i < N; i++) {
         const art_run *u = &r->runs[i];
-        if (u->status != ART_SCORED || (key && key(u) != k)) continue;
+        if (u->status != ART_SCORED || (key && key(u) != k) || (key2 && key2(u) != k2)) continue;
         pt[n] = uncal ? u->unc_time_s : u->pred_time_s;
         pe[n] = uncal ? u->unc_energy_j : u->pred_energy_j;
         mt[n] = u->time_s;
@@ -372,6 +374,11 @@ static void stats3(const art_result *r, run_key key, long k, int uncal, double *
     opm_err_stats_of(pt, mt, n, scratch, &s->time);
     opm_err_stats_of(pe, me, n, scratch, &s->energy);
     opm_err_stats_of(pp, mp, n, scratch, &s->power);
+}
+
+static void stats3(const art_result *r, run_key key, long k, int uncal, double *buf, art_stats3 *s)
+{
+    stats3_2(r, key, k, NULL, 0, uncal, buf, s);
 }
 
 int art_run_all(art_result *r, const char *data_dir, const char *model, opm_error *err)
@@ -496,7 +503,8 @@ int art_run_all(art_result *r, const char *data_dir, const char *model, opm_erro
     r->unc_by_file = calloc(r->n_files + 1, sizeof *r->unc_by_file);
     r->by_family = calloc(r->n_families + 1, sizeof *r->by_family);
     r->by_clock = calloc(r->n_clocks + 1, sizeof *r->by_clock);
-    if (!buf || !r->by_hw || !r->unc_by_hw || !r->by_file || !r->unc_by_file || !r->by_family || !r->by_clock) {
+    r->by_file_clock = calloc(r->n_files * r->n_clocks + 1, sizeof *r->by_file_clock);
+    if (!buf || !r->by_file_clock || !r->by_hw || !r->unc_by_hw || !r->by_file || !r->unc_by_file || !r->by_family || !r->by_clock) {
         free(buf);
         return oom(err);
     }
@@ -512,6 +520,9 @@ int art_run_all(art_result *r, const char *data_dir, const char *model, opm_erro
     }
     for (size_t f = 0; f < r->n_families; f++) stats3(r, key_family, (long)f, 0, buf, &r->by_family[f]);
     for (size_t c = 0; c < r->n_clocks; c++) stats3(r, key_clock, r->clocks[c], 0, buf, &r->by_clock[c]);
+    for (size_t f = 0; f < r->n_files; f++)
+        for (size_t c = 0; c < r->n_clocks; c++)
+            stats3_2(r, key_file, (long)f, key_clock, r->clocks[c], 0, buf, &r->by_file_clock[f * r->n_clocks + c]);
     free(buf);
     opm_error_clear(err);
     return 0;

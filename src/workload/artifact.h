@@ -71,6 +71,7 @@ typedef struct art_result {
     art_stats3 *by_file, *unc_by_file;
     art_stats3 *by_family;
     art_stats3 *by_clock;
+    art_stats3 *by_file_clock;   /* [file * n_clocks + clock] */
 } art_result;
 
 /* Runs the validation; the result is freed with art_free whatever this
