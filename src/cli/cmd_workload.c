@@ -240,7 +240,12 @@ int cmd_workload(int argc, char **argv)
     int rc = EXIT_OK;
     opm_workload *w = opm_workload_new(&err);
     opm_workload_result *r = NULL;
-    if (!w || opm_workload_add_file(w, file, &err) || !(r = opm_workload_evaluate(w, hw, &o, &err))) {
+    if (!w || opm_workload_add_file(w, file, &err)) {
+        rc = cli_fail(&err);
+    } else if (!opm_workload_kernel_count(w)) {
+        rc = cli_usage("workload: %s: expected at least one op%s", file,
+                       opm_workload_skipped(w) ? " with a model (every trace op was skipped)" : "");
+    } else if (!(r = opm_workload_evaluate(w, hw, &o, &err))) {
         rc = cli_fail(&err);
     } else {
         strbuf b = {0};
@@ -430,6 +435,22 @@ static void artifact_csv(strbuf *b, const art_result *r)
 
 /* ---- SVG ---- */
 
+/* Text from the data (file and family names) as XML character data. */
+static void svg_text(strbuf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': sb_puts(b, "&lt;"); break;
+        case '>': sb_puts(b, "&gt;"); break;
+        case '&': sb_puts(b, "&amp;"); break;
+        case '\'': sb_puts(b, "&apos;"); break;
+        case '"': sb_puts(b, "&quot;"); break;
+        default:
+            if ((unsigned char)*s >= 0x20) sb_putc(b, *s);
+        }
+    }
+}
+
 static const char *const colours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
 
 /* One log-log panel at (x0, y0), size s: scored runs, predicted against measured. */
@@ -483,13 +504,17 @@ static void artifact_svg(strbuf *b, const art_result *r)
     double W = 1100, H = 820;
     sb_printf(b, "<svg xmlns='http://www.w3.org/2000/svg' width='%.0f' height='%.0f' font-family='sans-serif'>\n", W, H);
     sb_puts(b, "<rect width='100%' height='100%' fill='white'/>\n");
-    sb_printf(b, "<text x='20' y='24' font-size='15'>validate-artifact, model %s: predicted vs measured "
-                 "(scored runs; dashed y = x, grey band ±10%%)</text>\n", r->model);
+    sb_puts(b, "<text x='20' y='24' font-size='15'>validate-artifact, model ");
+    svg_text(b, r->model);
+    sb_puts(b, ": predicted vs measured (scored runs; dashed y = x, grey band ±10%)</text>\n");
     svg_scatter(b, r, 0, 90, 60, 380);
     svg_scatter(b, r, 1, 600, 60, 380);
-    for (size_t f = 0; f < r->n_files; f++)
-        sb_printf(b, "<circle cx='%zu' cy='488' r='5' fill='%s'/><text x='%zu' y='492' font-size='11'>%s</text>\n",
-                  100 + 230 * f, colours[f % (sizeof colours / sizeof colours[0])], 110 + 230 * f, r->files[f]);
+    for (size_t f = 0; f < r->n_files; f++) {
+        sb_printf(b, "<circle cx='%zu' cy='488' r='5' fill='%s'/><text x='%zu' y='492' font-size='11'>", 100 + 230 * f,
+                  colours[f % (sizeof colours / sizeof colours[0])], 110 + 230 * f);
+        svg_text(b, r->files[f]);
+        sb_puts(b, "</text>\n");
+    }
     /* Per-family bars: geomean predicted/measured of time and energy. */
     double bx = 90, by = 530, bh = 240, bw = 900;
     sb_printf(b, "<text x='%.0f' y='%.0f' font-size='13'>per family: geomean predicted / measured (blue time, orange "
@@ -512,7 +537,7 @@ static void artifact_svg(strbuf *b, const art_result *r)
             sb_printf(b, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.1f' fill='%s'/>\n", x + slot * (0.15 + 0.35 * j),
                       BY(v[j]), slot * 0.33, by + bh - BY(v[j]), j ? "#ff7f0e" : "#1f77b4");
         sb_printf(b, "<text x='%.1f' y='%.0f' font-size='10' text-anchor='middle'>", x + slot / 2, by + bh + 14);
-        sb_json_string(b, r->families[f]); /* escaped text; the quotes show */
+        svg_text(b, r->families[f]);
         sb_puts(b, "</text>\n");
     }
     for (double t = 0; t <= ymax + 1e-9; t += 0.5)

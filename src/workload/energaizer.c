@@ -21,17 +21,13 @@
 #include "../io/io_internal.h"
 #include "workload_internal.h"
 
+/* JSONL holds one object per line; a kernel list is one array. */
 int wl_is_energaizer(const char *text, size_t len)
 {
-    int depth = 0;
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
         if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-        if (depth < 2 && c == '[') {
-            depth++;
-            continue;
-        }
-        return depth == 2 && (c == '{' || c == ']');
+        return c == '[';
     }
     return 0;
 }
@@ -46,7 +42,10 @@ static int fail(const ectx *c, const char *field, const char *fmt, const char *g
 {
     char msg[256];
     snprintf(msg, sizeof msg, fmt, got);
-    return opm_err(c->err, OPM_EINVAL, field, "%s:%zu:%s: %s", c->source, c->entry, field, msg);
+    /* The field is in the located message already; err->field names it too. */
+    int rc = opm_err(c->err, OPM_EINVAL, NULL, "%s:%zu:%s: %s", c->source, c->entry, field, msg);
+    if (c->err) opm_strlcpy(c->err->field, field, sizeof c->err->field);
+    return rc;
 }
 
 /* An integer field of the query in [lo, hi]. */
@@ -237,8 +236,10 @@ int wl_read_energaizer(opm_workload *w, const char *text, size_t len, const char
                 char msg[OPM_ERROR_MESSAGE_MAX];
                 snprintf(msg, sizeof msg, "%s", err ? err->message : "");
                 const char *p = strstr(msg, ": ");
-                rc = opm_err(err, err ? err->code : OPM_EINVAL, err ? err->field : NULL, "%s:%zu:%s", source, i,
-                             p ? p + 1 : msg);
+                char field[OPM_ERROR_FIELD_MAX];
+                opm_strlcpy(field, err ? err->field : "", sizeof field);
+                rc = opm_err(err, err ? err->code : OPM_EINVAL, NULL, "%s:%zu:%s", source, i, p ? p + 1 : msg);
+                if (err) opm_strlcpy(err->field, field, sizeof err->field);
                 break;
             }
             if ((rc = wl_add_owned(w, op, name, sb.p, sb.n, &idx, err))) break;

@@ -43,8 +43,9 @@ int wl_read_jsonl(opm_workload *w, const char *text, size_t len, const char *sou
                 if (v->type != DOC_SCALAR || v->quoted || doc_int(v, &c) || c < 1) {
                     char got[64];
                     doc_describe(v, got, sizeof got);
-                    rc = opm_err(err, OPM_EINVAL, "count", "%s:%zu: count: expected an integer >= 1, got %s", source,
+                    rc = opm_err(err, OPM_EINVAL, NULL, "%s:%zu: count: expected an integer >= 1, got %s", source,
                                  line, got);
+                    if (err) opm_strlcpy(err->field, "count", sizeof err->field);
                     break;
                 }
                 count = (uint64_t)c;

@@ -49,7 +49,7 @@ int wl_launch_op(opm_workload *w, uint32_t index, uint64_t count, opm_error *err
  * status; the caller rolls back on error. */
 int wl_read_energaizer(opm_workload *w, const char *text, size_t len, const char *source, opm_error *err);
 int wl_read_jsonl(opm_workload *w, const char *text, size_t len, const char *source, opm_error *err);
-/* 1 when text looks like an EnergAIzer kernel list ('[' then '[' then '{'). */
+/* 1 when text looks like an EnergAIzer kernel list (it opens an array). */
 int wl_is_energaizer(const char *text, size_t len);
 
 /* For validate-artifact (artifact.c), which re-sums one workload at many
