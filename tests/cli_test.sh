@@ -1212,6 +1212,17 @@ run "$BIN" workload "$T/bad_kl.json" --hardware a10
 fails_cleanly "workload: a bad kernel-list entry: one line FILE:ENTRY:FIELD, exit 2" "bad_kl.json:1:dim"
 run "$BIN" workload "$EK" --hardware a10 --mode lazy
 fails_cleanly "workload --mode lazy: one line, exit 2" "eager or graph"
+run "$BIN" workload tests/data/traces/h100_bert/trace.json.gz --hardware h100_sxm --mode graph --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("" if j["kernels"] > 0 and j["idle_s"] == 0 and any(e["kind"] == "gemm" for e in j["by_kind"]) else j["kernels"])' "$T/out")
+[ -z "$why" ]
+report $? "workload: a PyTorch trace's recognised ops, graph mode without gaps" "$why"
+run "$BIN" workload "$EK" --hardware a10 --host energaizer --format json
+grep -q '"launch_interval_s": 3.1e-05' "$T/out"
+report $? "workload --host energaizer takes that host's 31 us interval" "$(first_err)"
+run "$BIN" workload "$EK" --hardware a10 --host nowhere
+fails_cleanly "workload --host of an unknown host: one line, exit 2" "no measured host"
 run "$BIN" validate-artifact --format json --output-csv "$T/art.csv" --output-plot "$T/art.svg"
 why=""
 [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
