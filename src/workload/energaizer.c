@@ -7,7 +7,9 @@
  *   conv2d      conv, input [b, c, hw, hw], weight [m, c/groups, rs, rs],
  *               stride, padding; groups from the implicit GEMM's K = c·rs²/groups
  *   elementwise pointwise_* two inputs, scalar_* / unspecified_scalar one,
- *               unspecified_tensor two (an add), typecast_to_* a cast, the
+ *               unspecified_tensor one of dim elements and one broadcast (GPT-2's
+ *               only one: torch.where of the scores with a [1, 1, q, k] causal
+ *               mask, whose reads are the scores'), typecast_to_* a cast, the
  *               activations (relu, silu, gelu, tanh) one
  *   layernorm, softmax   rows × dim
  *
@@ -88,10 +90,12 @@ static int get_dtype(const ectx *c, const doc_node *q, const char *key, const ch
  * sizes far from 64-bit overflow and is beyond any real kernel. */
 #define EMAX ((int64_t)1 << 40)
 
+#define BROADCAST 3
+
 typedef struct elem_map {
     const char *name;      /* the kernel list's op */
     const char *op;        /* the FLOP-weight table's function */
-    int inputs;
+    int inputs;            /* 1, 2, or BROADCAST: one of dim elements and one broadcast */
     const char *out;       /* out dtype of a cast, NULL: the input's */
 } elem_map;
 
@@ -99,7 +103,7 @@ static const elem_map elems[] = {
     {"pointwise_add", "add", 2, NULL}, {"pointwise_mul", "mul", 2, NULL}, {"pointwise_sub", "sub", 2, NULL},
     {"pointwise_div", "div", 2, NULL}, {"scalar_add", "add", 1, NULL},    {"scalar_mul", "mul", 1, NULL},
     {"scalar_sub", "sub", 1, NULL},    {"scalar_div", "div", 1, NULL},    {"unspecified_scalar", "mul", 1, NULL},
-    {"unspecified_tensor", "add", 2, NULL}, {"typecast_to_fp32", "cast", 1, "fp32"},
+    {"unspecified_tensor", "add", BROADCAST, NULL}, {"typecast_to_fp32", "cast", 1, "fp32"},
     {"typecast_to_bf16", "cast", 1, "bf16"}, {"typecast_to_fp16", "cast", 1, "fp16"},
     {"relu", "relu", 1, NULL}, {"silu", "silu", 1, NULL}, {"gelu", "gelu", 1, NULL}, {"tanh", "tanh", 1, NULL},
     {"sigmoid", "sigmoid", 1, NULL}, {"exp", "exp", 1, NULL},
@@ -180,6 +184,9 @@ static int entry_text(const ectx *c, const doc_node *q, const char *opname, strb
         if (e->inputs == 2)
             sb_printf(text, "{\"kind\":\"elementwise\",\"inputs\":[[%lld],[%lld]],\"op\":\"%s\",\"dtype\":\"%s\"",
                       (long long)d, (long long)d, e->op, dt);
+        else if (e->inputs == BROADCAST)
+            sb_printf(text, "{\"kind\":\"elementwise\",\"inputs\":[[%lld],[1]],\"op\":\"%s\",\"dtype\":\"%s\"",
+                      (long long)d, e->op, dt);
         else
             sb_printf(text, "{\"kind\":\"elementwise\",\"inputs\":[[%lld]],\"op\":\"%s\",\"dtype\":\"%s\"",
                       (long long)d, e->op, dt);

@@ -81,9 +81,10 @@ Test(workload, kernel_list_maps_each_kind)
         "\"b\":16,\"m\":64,\"c\":3,\"hw\":224,\"rs\":7,\"stride\":2,\"padding\":3},[\"conv2d\",\"tc\",\"bf16_bf16\"]],"
         "[{\"dim\":100,\"op\":\"typecast_to_fp32\",\"prec\":\"bf16\"},[\"elementwise\"]],"
         "[{\"batch\":128,\"dim\":768,\"prec\":\"bf16\"},[\"layernorm\",\"bf16\"]],"
-        "[{\"batch\":128,\"dim\":128,\"prec\":\"fp32\"},[\"softmax\",\"fp32\"]]]";
+        "[{\"batch\":128,\"dim\":128,\"prec\":\"fp32\"},[\"softmax\",\"fp32\"]],"
+        "[{\"dim\":4096,\"op\":\"unspecified_tensor\",\"prec\":\"bf16\"},[\"elementwise\"]]]";
     opm_workload *w = from_text(text);
-    cr_assert_eq(opm_workload_op_count(w), 6);
+    cr_assert_eq(opm_workload_op_count(w), 7);
     opm_kind want[] = {OPM_KIND_BATCHED_GEMM, OPM_KIND_GEMM, OPM_KIND_CONV, OPM_KIND_ELEMENTWISE, OPM_KIND_LAYERNORM,
                        OPM_KIND_SOFTMAX};
     for (size_t i = 0; i < 6; i++) cr_assert_eq(opm_op_kind(opm_workload_op(w, i)), want[i], "entry %zu", i);
@@ -94,6 +95,10 @@ Test(workload, kernel_list_maps_each_kind)
     cr_assert_eq(c.matrix_flops + c.vector_flops, 2ull * 200704 * 64 * 147);
     cr_assert_eq(opm_op_find_tensor(opm_workload_op(w, 1), OPM_ROLE_INPUT, 0)->dtype, OPM_FP32);
     cr_assert_eq(opm_op_find_tensor(opm_workload_op(w, 3), OPM_ROLE_OUTPUT, 0)->dtype, OPM_FP32);
+    /* GPT-2's masked scores: the scores read in full, the mask broadcast. */
+    cr_assert_eq(opm_op_count(opm_workload_op(w, 6), &c, &err), 0);
+    cr_assert_eq(c.read_bytes, 4096 * 2 + 2);
+    cr_assert_eq(c.write_bytes, 4096 * 2);
     opm_workload_free(w);
 }
 
