@@ -205,17 +205,8 @@ typedef struct op_cost {
     double device_s, energy_j, flops, bytes;
 } op_cost;
 
-static int cmp_entry(const void *pa, const void *pb)
-{
-    const opm_workload_entry *a = pa, *b = pb;
-    if (a->latency_s != b->latency_s) return a->latency_s > b->latency_s ? -1 : 1;
-    /* Ties keep first-seen order: entries are built in that order and the
-     * sort compares the first-seen rank kept in `count`'s neighbour below. */
-    return 0;
-}
-
-/* qsort is not stable; entries carry their first-seen rank in a parallel
- * array folded into the comparison by sorting (latency, rank) pairs. */
+/* Entries by latency, largest first; qsort is not stable, so ties go by
+ * the order the entries were first seen (their rank). */
 typedef struct ranked {
     opm_workload_entry e;
     size_t rank;
@@ -224,8 +215,7 @@ typedef struct ranked {
 static int cmp_ranked(const void *pa, const void *pb)
 {
     const ranked *a = pa, *b = pb;
-    int c = cmp_entry(&a->e, &b->e);
-    if (c) return c;
+    if (a->e.latency_s != b->e.latency_s) return a->e.latency_s > b->e.latency_s ? -1 : 1;
     return a->rank < b->rank ? -1 : a->rank > b->rank;
 }
 
