@@ -39,6 +39,17 @@ typedef struct opm_memory_level {
                                      * MI300X: one per XCD); 0 = not given (one) */
 } opm_memory_level;
 
+/* The scale-up interconnect between devices of one node or pod (NVLink,
+ * Infinity Fabric, ICI, Gaudi's on-chip RoCE ports): optional `interconnect`
+ * in the description.  Collectives are timed from it (docs/llm.md). */
+typedef struct opm_interconnect {
+    char name[32];                  /* "nvlink4", "infinity_fabric", "ici", ...; "" when not given */
+    double bandwidth_bytes_per_s;   /* per direction per device: what one device can send (and, at the
+                                     * same time, receive) over all its links together */
+    double latency_s;               /* per step of a ring collective (one hop); 0 = not given */
+    double domain_devices;          /* devices reachable at that bandwidth (NVLink domain); 0 = not given */
+} opm_interconnect;
+
 /* Loads a description from a YAML (or JSON) file. */
 OPM_API opm_hardware *opm_hardware_load_file(const char *path, opm_error *err);
 /* Loads from text; `source` names it in error messages. */
@@ -85,6 +96,8 @@ OPM_API size_t opm_hardware_level_count(const opm_hardware *hw);
 OPM_API const opm_memory_level *opm_hardware_level(const opm_hardware *hw, size_t i);
 /* Level by name, NULL if absent. */
 OPM_API const opm_memory_level *opm_hardware_find_level(const opm_hardware *hw, const char *name);
+/* The interconnect, or NULL when the description gives none. */
+OPM_API const opm_interconnect *opm_hardware_interconnect(const opm_hardware *hw);
 /* Optional scalar of `compute` by key ("max_warps_per_sm"); 0 if absent. */
 OPM_API double opm_hardware_compute_param(const opm_hardware *hw, const char *key);
 

@@ -162,8 +162,15 @@ int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
         if (a->power[i] != b->power[i]) return 0;
     for (size_t i = 0; i < a->n_features; i++)
         if (strcmp(a->features[i], b->features[i])) return 0;
+    if (a->has_link != b->has_link ||
+        (a->has_link && (strcmp(a->link.name, b->link.name) ||
+                         a->link.bandwidth_bytes_per_s != b->link.bandwidth_bytes_per_s ||
+                         a->link.latency_s != b->link.latency_s || a->link.domain_devices != b->link.domain_devices)))
+        return 0;
     return 1;
 }
+
+const opm_interconnect *opm_hardware_interconnect(const opm_hardware *hw) { return hw->has_link ? &hw->link : NULL; }
 
 const char *opm_hardware_name(const opm_hardware *hw) { return hw->name; }
 const char *opm_hardware_kind(const opm_hardware *hw) { return hw->kind; }

@@ -51,6 +51,8 @@ struct opm_hardware {
     unsigned power_set;
     size_t n_features;
     char features[FEATURE_MAX][40];
+    opm_interconnect link;
+    int has_link;
 };
 
 /* Initialises the defaults (utilizations 1). */

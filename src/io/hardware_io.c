@@ -11,7 +11,7 @@
 #include "io_internal.h"
 
 static const char *const top_keys[] = {"name", "kind", "static_power_w", "tdp_w", "compute", "memory",
-                                       "utilization", "energy_model", NULL};
+                                       "utilization", "energy_model", "interconnect", NULL};
 static const char *const level_keys[] = {
     "name", "size_bytes", "bandwidth_bytes_per_s", "energy_j_per_byte", "energy_j_per_sector",
     "latency_s", "latency_cycles", "line_size_bytes", "sector_size_bytes", "bank_count",
@@ -275,6 +275,39 @@ static int load_energy_model(ctx *c, opm_hardware *hw, const doc_node *m)
     return 0;
 }
 
+/* interconnect: {name, bandwidth_bytes_per_s (required), latency_s, domain_devices}. */
+static int load_interconnect(ctx *c, opm_hardware *hw, const doc_node *m)
+{
+    static const char *const keys[] = {"name", "bandwidth_bytes_per_s", "latency_s", "domain_devices", NULL};
+    if (m->type != DOC_MAP) return bad(c, m, "interconnect", "a mapping with bandwidth_bytes_per_s");
+    int has_bw = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const doc_node *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
+        char f[OPM_ERROR_FIELD_MAX];
+        snprintf(f, sizeof f, "interconnect.%.40s", k->text);
+        int rc;
+        if (!strcmp(k->text, "name")) rc = string(c, v, f, hw->link.name, sizeof hw->link.name);
+        else if (!strcmp(k->text, "bandwidth_bytes_per_s")) {
+            rc = number(c, v, f, 1, &hw->link.bandwidth_bytes_per_s);
+            has_bw = 1;
+        } else if (!strcmp(k->text, "latency_s")) rc = number(c, v, f, 0, &hw->link.latency_s);
+        else if (!strcmp(k->text, "domain_devices")) {
+            rc = number(c, v, f, 1, &hw->link.domain_devices);
+            if (!rc && (hw->link.domain_devices != floor(hw->link.domain_devices) || hw->link.domain_devices > 1e9))
+                rc = bad(c, v, f, "a whole number of devices");
+        } else rc = unknown(c, k, "interconnect.", keys, "interconnect");
+        if (rc) return rc;
+    }
+    if (!has_bw) {
+        opm_err(c->err, OPM_EINVAL, "interconnect.bandwidth_bytes_per_s",
+                "required (bytes per second per direction per device)");
+        doc_error_at(c->d, m, c->err);
+        return OPM_EINVAL;
+    }
+    hw->has_link = 1;
+    return 0;
+}
+
 opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err)
 {
     ctx c = {d, err};
@@ -307,6 +340,7 @@ opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err)
         else if (!strcmp(k->text, "memory")) rc = load_memory(&c, hw, v);
 else if (!strcmp(k->text, "utilization")) util = v;
         else if (!strcmp(k->text, "energy_model")) rc = load_energy_model(&c, hw, v);
+        else if (!strcmp(k->text, "interconnect")) rc = load_interconnect(&c, hw, v);
         else rc = unknown(&c, k, "", top_keys, "a hardware description");
         if (rc) goto fail;
     }
@@ -444,6 +478,14 @@ static doc *to_doc(const opm_hardware *hw)
             for (size_t i = 0; !bad && i < hw->n_features; i++)
                 bad = doc_append(d, fo, NULL, doc_new_scalar(d, hw->features[i], 1));
         }
+    }
+    if (!bad && hw->has_link) {
+        doc_node *ic = doc_new_collection(d, DOC_MAP);
+        bad = !ic || doc_append(d, root, "interconnect", ic);
+        if (!bad && hw->link.name[0]) bad = doc_append(d, ic, "name", doc_new_scalar(d, hw->link.name, 1));
+        bad = bad || put_num(d, ic, "bandwidth_bytes_per_s", hw->link.bandwidth_bytes_per_s);
+        if (!bad && hw->link.latency_s > 0) bad = put_num(d, ic, "latency_s", hw->link.latency_s);
+        if (!bad && hw->link.domain_devices > 0) bad = put_num(d, ic, "domain_devices", hw->link.domain_devices);
     }
     if (bad) goto fail;
     return d;

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <ctype.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include "testutil.h"
 
@@ -215,5 +216,50 @@ Test(hardware, fuzz_regressions, .timeout = 30)
         opm_hardware_free(back);
         free(y);
         opm_hardware_free(hw);
+    }
+}
+
+/* The optional interconnect block: read, checked like other fields, written
+ * back by the emitter (and so by `hardware show`). */
+Test(hardware, interconnect_fields)
+{
+    static const char base[] = "name: x\ncompute:\n  clock_hz: 1e9\n  num_sms: 1\n  tensor_flops_per_s: {bf16: 1e12}\n"
+                               "memory:\n  levels:\n    - {name: hbm, size_bytes: 1e9, bandwidth_bytes_per_s: 1e12}\n";
+    char text[1024];
+    opm_error err;
+    snprintf(text, sizeof text, "%sinterconnect:\n  name: nvlink4\n  bandwidth_bytes_per_s: 450e9\n"
+             "  latency_s: 0.47e-6\n  domain_devices: 8\n", base);
+    opm_hardware *hw = opm_hardware_load_string(text, strlen(text), "ic.yaml", &err);
+    cr_assert(hw, "%s", err.message);
+    const opm_interconnect *ic = opm_hardware_interconnect(hw);
+    cr_assert_not_null(ic);
+    cr_expect_str_eq(ic->name, "nvlink4");
+    cr_expect_eq(ic->bandwidth_bytes_per_s, 450e9);
+    cr_expect_eq(ic->latency_s, 0.47e-6);
+    cr_expect_eq(ic->domain_devices, 8);
+    char *y = opm_hardware_to_yaml(hw, &err);
+    cr_assert(y);
+    cr_expect(strstr(y, "interconnect"), "%s", y);
+    opm_hardware *back = opm_hardware_load_string(y, strlen(y), "<y>", &err);
+    cr_assert(back, "%s", err.message);
+    cr_expect(opm_hardware_equal(hw, back));
+    opm_hardware_free(back);
+    free(y);
+    opm_hardware_free(hw);
+    hw = opm_hardware_load_string(base, strlen(base), "no.yaml", &err);
+    cr_assert(hw);
+    cr_expect_null(opm_hardware_interconnect(hw));
+    opm_hardware_free(hw);
+    static const struct { const char *block, *want; } bad[] = {
+        {"interconnect:\n  latency_s: 1e-6\n", "interconnect.bandwidth_bytes_per_s"},
+        {"interconnect:\n  bandwidth_bytes_per_s: -5\n", "ic.yaml:10"},
+        {"interconnect:\n  bandwidth_bytes_per_s: 1e9\n  domain_devices: 2.5\n", "domain_devices"},
+        {"interconnect:\n  bandwidth_bytes_per_s: 1e9\n  bandwith: 3\n", "unknown key"},
+        {"interconnect: 5\n", "interconnect"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "%s%s", base, bad[i].block);
+        cr_expect_null(opm_hardware_load_string(text, strlen(text), "ic.yaml", &err), "%s", bad[i].block);
+        cr_expect(strstr(err.message, bad[i].want), "%s: %s", bad[i].block, err.message);
     }
 }
