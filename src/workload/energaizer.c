@@ -120,7 +120,7 @@ static const elem_map *find_elem(const char *name)
 static int entry_text(const ectx *c, const doc_node *q, const char *opname, strbuf *text, char *name, size_t cap)
 {
     int64_t b, m, n, k, d;
-    const char *dt, *s;
+    const char *dt = NULL, *s = NULL;
     if (!strcmp(opname, "gemm")) {
         if (get_int(c, q, "batch", 1, EMAX, &b) || get_int(c, q, "dimM", 1, EMAX, &m) ||
             get_int(c, q, "dimN", 1, EMAX, &n) || get_int(c, q, "dimK", 1, EMAX, &k) || get_dtype(c, q, "precM", &dt))
