@@ -38,8 +38,9 @@ const opm_kind_def *opm_kind_def_get(opm_kind k) { return kinds[k]; }
 
 const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key)
 {
+    /* Every setter looks its key up here: the first byte rules most out. */
     for (const opm_attr_def *a = def->attrs; a && a->key; a++)
-        if (strcmp(a->key, key) == 0) return a;
+        if (a->key[0] == key[0] && strcmp(a->key, key) == 0) return a;
     return NULL;
 }
 
