@@ -127,6 +127,15 @@ size_t opm_format_sig12(double v, char *buf)
      * to 1e12), so the mantissa and exponent are those found from the exact
      * floor, which is what the output has always been. */
     int e = dec_exp_estimate(v);
+    /* Within the exact powers' range, one compare makes the estimate the
+     * floor (most printed values), so the loop below runs once. */
+    if (e >= -22 && e < 22) {
+        static const double neg[23] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
+                                       1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
+                                       1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
+        int up = e + 1;
+        if (v >= (up >= 0 ? pow10i(up) : neg[-up])) e = up;
+    }
     uint64_t m;
     for (int tries = 0;; tries++) {
         int k = 11 - e;
@@ -135,19 +144,21 @@ size_t opm_format_sig12(double v, char *buf)
         for (; k < -280; k += 100) scaled /= 1e100;
         scaled = k >= 0 ? scaled * pow10i(k) : scaled / pow10i(-k);
         /* round half away from zero, as llround: exact below 2^52 */
-        m = (uint64_t)(scaled + 0.5);
+        m = (uint64_t)(int64_t)(scaled + 0.5);
         if (m >= 1000000000000ULL && tries < 3) e++;
         else if (m < 100000000000ULL && tries < 3) e--;
         else break;
     }
     char dig[13];
-    /* two halves of six digits in 32-bit arithmetic, two digits at a time */
+    /* two halves of six digits in 32-bit arithmetic, three pairs each,
+     * computed independently of one another */
     uint32_t hi = (uint32_t)(m / 1000000), lo = (uint32_t)(m % 1000000);
-    for (int i = 4; i >= 0; i -= 2) {
-        memcpy(dig + i, digit_pairs + 2 * (hi % 100), 2);
-        memcpy(dig + 6 + i, digit_pairs + 2 * (lo % 100), 2);
-        hi /= 100, lo /= 100;
-    }
+    memcpy(dig, digit_pairs + 2 * (hi / 10000), 2);
+    memcpy(dig + 2, digit_pairs + 2 * (hi / 100 % 100), 2);
+    memcpy(dig + 4, digit_pairs + 2 * (hi % 100), 2);
+    memcpy(dig + 6, digit_pairs + 2 * (lo / 10000), 2);
+    memcpy(dig + 8, digit_pairs + 2 * (lo / 100 % 100), 2);
+    memcpy(dig + 10, digit_pairs + 2 * (lo % 100), 2);
     int nd = 12;
     while (nd > 1 && dig[nd - 1] == '0') nd--;
     if (e >= -4 && e < 12) { /* the %g rule at 12 digits */
