@@ -145,13 +145,14 @@ static int unknown_attr(const opm_kind_def *def, const char *key, opm_error *err
  * them), their "key[i]" entries, dtype and out_dtype. */
 static int key_known(const opm_kind_def *def, const char *key)
 {
-    if (opm_kind_find_attr(def, key)) return 1;
-    if (!def->from_short) return 0;
-    if (strcmp(key, "dtype") == 0 || strcmp(key, "out_dtype") == 0) return 1;
-    size_t n = strcspn(key, "[");
-    for (const opm_attr_def *a = def->short_keys; a && a->key; a++)
-        if (strncmp(a->key, key, n) == 0 && a->key[n] == '\0') return 1;
-    return 0;
+    /* The short-form keys first: a short form sets those most (m, n, k). */
+    if (def->from_short) {
+        size_t n = strcspn(key, "[");
+        for (const opm_attr_def *a = def->short_keys; a && a->key; a++)
+            if (a->key[0] == key[0] && strncmp(a->key, key, n) == 0 && a->key[n] == '\0') return 1;
+        if (strcmp(key, "dtype") == 0 || strcmp(key, "out_dtype") == 0) return 1;
+    }
+    return opm_kind_find_attr(def, key) != NULL;
 }
 
 static attr *slot(opm_op *op, const char *key, opm_error *err)

@@ -257,6 +257,18 @@ void sb_csv_field(strbuf *b, const char *s)
 
 void sb_json_string(strbuf *b, const char *s)
 {
+    /* Most strings (names, models, hardware) need no escape: one copy. */
+    size_t plain = 0;
+    for (unsigned char c; (c = (unsigned char)s[plain]) >= 0x20 && c < 0x80 && c != '"' && c != '\\';) plain++;
+    if (!s[plain]) {
+        if (grow(b, plain + 2)) return;
+        b->p[b->n++] = '"';
+        memcpy(b->p + b->n, s, plain);
+        b->n += plain;
+        b->p[b->n++] = '"';
+        b->p[b->n] = '\0';
+        return;
+    }
     sb_putc(b, '"');
     const char *run = s;
     for (; *s; s++) {

@@ -155,8 +155,8 @@ Test(io, json_line_fast_path_matches_the_parser)
         "  {\"kind\": \"gemm\", \"phase\": \"train_bwd\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtype\": \"fp16\"}  ",
         "{\"kind\": \"rmsnorm\", \"shape\": [4096, 8192], \"dtype\": \"bf16\"}",
         "{\"kind\": \"elementwise\", \"inputs\": [[16, 4096], [16, 4096]], \"dtype\": \"bf16\", \"op\": \"add\"}",
-        "{\"kind\": \"attention_prefill\", \"batch\": 2, \"seq_q\": 512, \"seq_kv\": 512, \"heads\": 8, "
-        "\"kv_heads\": 8, \"head_dim\": 128, \"causal\": false, \"dtype\": \"bf16\"}",
+        ("{\"kind\": \"attention_prefill\", \"batch\": 2, \"seq_q\": 512, \"seq_kv\": 512, \"heads\": 8, "
+         "\"kv_heads\": 8, \"head_dim\": 128, \"causal\": false, \"dtype\": \"bf16\"}"),
         "{\"kind\": \"gemm\", \"m\": 1e3, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",          /* exponent */
         "{\"kind\": \"gemm\", \"m\": 10.0, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",         /* fraction */
         "{\"kind\": \"gemm\", \"m\": 99999999999999999999, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
