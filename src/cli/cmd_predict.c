@@ -65,8 +65,8 @@ enum { READ_BLOCK = 1 << 16 };
 static int next_line(line_reader *r, char **line, size_t *len)
 {
     for (;;) {
-        char *b = r->buf + r->start;
         size_t have = r->end - r->start;
+        char *b = have ? r->buf + r->start : NULL; /* buf is NULL before the first read */
         char *nl = have ? memchr(b, '\n', have) : NULL;
         if (nl || (r->eof && have)) {
             size_t n = nl ? (size_t)(nl - b) : have;
@@ -86,6 +86,8 @@ static int next_line(line_reader *r, char **line, size_t *len)
         }
         if (r->cap - r->end < READ_BLOCK + 1) {
             size_t cap = r->cap ? 2 * r->cap : 4 * READ_BLOCK;
+            /* enough for the longest line and one block after it, no more */
+            if (cap > OPM_DOCUMENT_MAX_BYTES + READ_BLOCK + 2) cap = OPM_DOCUMENT_MAX_BYTES + READ_BLOCK + 2;
             char *p = realloc(r->buf, cap);
             if (!p) return -2;
             r->buf = p;
