@@ -59,6 +59,7 @@ typedef struct opm_profile {
     double energy_j;
     double compute_energy_j;
     double static_energy_j;
+    double average_power_w;            /* energy_j / latency_s */
     size_t diag_count;
     opm_diag diags[OPM_MAX_DIAGS];
 } opm_profile;

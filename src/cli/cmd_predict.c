@@ -41,6 +41,7 @@ static void print_table(const opm_profile *p)
            (unsigned long long)p->output_bytes, (unsigned long long)p->workspace_bytes);
     printf("%-22s %.6g J (compute %.6g J, static %.6g J)\n", "energy", p->energy_j, p->compute_energy_j,
            p->static_energy_j);
+    printf("%-22s %.6g W\n", "average power", p->average_power_w);
     for (size_t i = 0; i < p->diag_count; i++) {
         const opm_diag *d = &p->diags[i];
         if (d->is_text) printf("  %-20s %s\n", d->key, d->text);

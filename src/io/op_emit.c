@@ -143,7 +143,9 @@ void opm_profile_write_json(const opm_profile *p, strbuf *b)
     }
     SB_LIT(b, ", \"static_j\": ");
     sb_num(b, p->static_energy_j);
-    SB_LIT(b, "}, \"diagnostics\": {");
+    SB_LIT(b, "}, \"average_power_w\": ");
+    sb_num(b, p->average_power_w);
+    SB_LIT(b, ", \"diagnostics\": {");
     for (size_t i = 0; i < p->diag_count; i++) {
         const opm_diag *dg = &p->diags[i];
         if (i) SB_LIT(b, ", ");

@@ -22,7 +22,7 @@
  * clock_hz).  Both models then apply the power cap
  * (opm_gemm_power_cap): when the description gives tdp_w and an energy per
  * FLOP for the matrix path, body ≥ dynamic energy / (tdp_w −
- * static_power_w) − fixed overhead.  On a GPU without a matrix engine for
+ * idle power at the clock) − fixed overhead.  On a GPU without a matrix engine for
  * the dtype, fp16/bf16 GEMMs run fp32 FMAs (fp32 accumulation) at the fp32
  * vector rate.
  *
@@ -230,7 +230,19 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     double flop_j = h->tensor ? opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt)
                               : opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, simt_dt);
     if (flop_j <= 0 && !h->tensor) flop_j = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    double budget = opm_hardware_tdp_w(hw) - opm_hardware_static_power_w(hw);
+    const char *obj = opm_hardware_gemm_selection_objective(hw);
+    h->objective = obj[0] == 'l' ? 0 : obj[1] == 'n' ? 1 : 2;
+    int v = !h->tensor;
+    opm_dtype odt = v ? simt_dt : dt;
+    h->obj_flop_j = opm_hardware_energy_j_per_flop(hw, v ? OPM_ENGINE_VECTOR : OPM_ENGINE_TENSOR, odt);
+    if (h->obj_flop_j <= 0 && (unsigned)odt < OPM_DTYPE_COUNT) h->obj_flop_j = hw->derived_j_per_flop[v][odt];
+    if (h->obj_flop_j <= 0 && v) h->obj_flop_j = flop_j > 0 ? flop_j : hw->derived_j_per_flop[1][OPM_FP32];
+    h->obj_dram_j = hbm->energy_j_per_sector > 0 ? hbm->energy_j_per_sector / (hbm->sector_size_bytes > 0 ? hbm->sector_size_bytes : 32)
+                                                 : hbm->energy_j_per_byte;
+    h->obj_l2_j = !l2 ? 0 : l2->energy_j_per_sector > 0 ? l2->energy_j_per_sector / (l2->sector_size_bytes > 0 ? l2->sector_size_bytes : 32)
+                                                       : l2->energy_j_per_byte;
+    h->obj_idle_w = opm_hardware_idle_power_w(hw, 0);
+    double budget = opm_hardware_tdp_w(hw) - opm_hw_measured_idle_w(hw, 0);
     if (flop_j > 0 && budget > 0) {
         h->power_w = budget;
         h->flop_j = flop_j;
@@ -633,7 +645,7 @@ static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e
  * dynamic energy E = executed FLOPs × flop_j + DRAM bytes × dram_j_per_byte
  * is fixed by the work, and back-to-back calls (which measured latencies
  * average over) keep the controller in steady state, so over one call of
- * body + fixed overhead the board may spend (tdp_w − static_power_w) ×
+ * body + fixed overhead the board may spend (tdp_w − idle power at the clock) ×
  * (body + overhead): the fixed overhead is launch time in which the SMs
  * idle.  Hence body ≥ E / budget − overhead.  Only the SM clock drops, so
  * the whole body stretches; a DRAM-bound kernel draws too little power to
@@ -851,12 +863,24 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
  * (or when none was *found yet). */
 /* Times the kernel set up in e and keeps it in *best when faster (or the
  * first found). */
+/* The selection score of a timed kernel: its time, its energy (the
+ * energy model's terms for this kernel's executed FLOPs and traffic, idle
+ * power over its time) or their product. */
+static double score(const gemm_hw *h, const gemm_eval *e)
+{
+    double t = e->body_s + h->fixed_s;
+    if (h->objective == 0) return e->body_s;
+    double j = e->exec_flops * h->obj_flop_j + (e->dram_read + e->dram_write) * h->obj_dram_j +
+               (e->l2_read + e->l2_write) * h->obj_l2_j + h->obj_idle_w * t;
+    return h->objective == 1 ? j : j * t;
+}
+
 static void time_and_keep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_eval *e, gemm_eval *best,
                           int *found)
 {
     wave(pb, h, e);
     opm_gemm_power_cap(h, e);
-    if (!*found || e->body_s < best->body_s) *best = *e;
+    if (!*found || score(h, e) < score(h, best)) *best = *e;
     *found = 1;
 }
 
@@ -877,11 +901,23 @@ static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn
     }
 }
 
-int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave,
+int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_in, gemm_wave_fn wave,
                     gemm_eval *best, opm_error *err)
 {
     gemm_kernel k;
     gemm_eval e;
+    /* An op's gemm_selection_objective overrides the hardware's. */
+    gemm_hw hh = *h_in;
+    const gemm_hw *h = &hh;
+    const char *obj = opm_op_get_string(op, "gemm_selection_objective", NULL);
+    if (obj) {
+        if (!strcmp(obj, "latency")) hh.objective = 0;
+        else if (!strcmp(obj, "energy")) hh.objective = 1;
+        else if (!strcmp(obj, "edp")) hh.objective = 2;
+        else
+            return opm_err(err, OPM_EINVAL, "attrs.gemm_selection_objective",
+                           "expected latency, energy or edp, got '%.40s'", obj);
+    }
     int hinted = opm_gemm_hinted(op, h, &k, err);
     if (hinted < 0) return -hinted;
     int fixed_split = hinted == 2 ? k.split_k : 0;
@@ -1537,10 +1573,6 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     p->overhead_s = h.fixed_s;
     p->latency_s = e.body_s + h.fixed_s;
 
-    double eng_e = opm_hardware_energy_j_per_flop(hw, p->engine, c.compute_dtype);
-    if (eng_e <= 0 && p->engine == OPM_ENGINE_VECTOR) eng_e = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    p->compute_energy_j = (double)c.matrix_flops * eng_e +
-                          (double)c.vector_flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
     double dram_bytes = e.dram_read + e.dram_write;
     for (size_t i = 0; i < hw->n_levels && p->level_count < OPM_MAX_LEVELS; i++) {
         const opm_memory_level *l = &hw->levels[i];
@@ -1555,12 +1587,11 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         else { rd = (double)c.read_bytes; wr = (double)c.write_bytes; t = 0; }
         a->read_bytes = (uint64_t)rd;
         a->write_bytes = (uint64_t)wr;
-        a->energy_j = (rd + wr) * l->energy_j_per_byte;
         a->time_s = t;
     }
-    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
-    p->energy_j = p->compute_energy_j + p->static_energy_j;
-    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+    opm_energy_in work = {(double)c.matrix_flops, p->engine, c.compute_dtype, (double)c.vector_flops, OPM_FP32,
+                          h.power_w > 0};
+    opm_energy_apply(p, hw, &work);
     p->arithmetic_intensity = dram_bytes > 0 ? (double)p->flops / dram_bytes : 0;
 
     /* The limiting resource: the largest of the summed terms. */
@@ -1598,6 +1629,7 @@ roofline:
     rc = opm_roofline_predict(op, hw, p, err);
     if (!rc) {
         p->model = model;
+        opm_energy_cap(p, hw);
         opm_diag_text(p, "fallback", fallback);
     }
     return rc;

@@ -400,6 +400,7 @@ static int do_line(opm_general *v, uint32_t file, const char *path, size_t line,
         goto done;
     }
     rc = keep_line(v, file, line, (uint32_t)hw, &f, op, p, err);
+    if (!rc && v->on_line && v->on_line(v->on_line_ctx, v, &v->lines[v->n_lines - 1], p, h)) rc = oom(err);
 done:
     opm_op_free(op);
     doc_free(d);

@@ -68,7 +68,8 @@ typedef struct opm_general_group {
     double overhead_s;           /* the overhead its scored lines get (0 without calibration) */
 } opm_general_group;
 
-typedef struct opm_general {
+typedef struct opm_general opm_general;
+struct opm_general {
     const char *model;           /* as given to opm_general_init, not copied */
     const opm_model *m;
     int calibrate;
@@ -106,7 +107,13 @@ typedef struct opm_general {
     size_t calibration_rows;
     size_t energy_rows;          /* scored lines with a measured energy */
     opm_general_scores time, energy;
-} opm_general;
+    /* Optional, set after opm_general_init: called with each kept line,
+     * its prediction and the hardware it was predicted on (calibrate-energy
+     * reads the energy terms); a nonzero return is an error (out of memory). */
+    int (*on_line)(void *ctx, const opm_general *v, const opm_general_line *l, const opm_profile *p,
+                   const opm_hardware *hw);
+    void *on_line_ctx;
+};
 
 /* A validation with `model` (a registered name; OPM_ENOTFOUND otherwise),
  * calibrating the fixed overhead when `calibrate`.  Free it with
