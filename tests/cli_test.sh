@@ -1337,6 +1337,57 @@ fails_cleanly "trace report DIR --format csv: one line, exit 2" "table or json"
 mkdir -p "$T/emptydir"
 run "$BIN" trace report "$T/emptydir"
 fails_cleanly "trace report of a folder without traces: one line, exit 2" "holds no"
+# ---- workload and validate-artifact -----------------------------------------
+
+EK=data/energaizer/workloads/all/gpt2model_gpt2_pbf16_b1_s128_modeprefill.json
+run "$BIN" workload "$EK" --hardware a100_40gb_pcie --clock-mhz 900 --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("" if j["kernels"] == 242 and abs(j["energy_j"] - j["op_energy_j"] - j["idle_energy_j"]) < 1e-9 * j["energy_j"] and j["latency_s"] > j["device_time_s"] else j["kernels"])' "$T/out")
+[ -z "$why" ]
+report $? "workload: an EnergAIzer kernel list as it is, 242 kernels, energy = ops + idle gaps" "$why"
+eager=$(sed -n 's/.*"latency_s": \([0-9.e+-]*\),.*/\1/p' "$T/out" | head -n 1)
+run "$BIN" workload "$EK" --hardware a100_40gb_pcie --clock-mhz 900 --mode graph --format json
+graph=$(sed -n 's/.*"latency_s": \([0-9.e+-]*\),.*/\1/p' "$T/out" | head -n 1)
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[2]) < float(sys.argv[1]) else 1)' "$eager" "$graph"
+report $? "workload --mode graph: no host gaps, shorter than eager" "eager $eager graph $graph"
+"$BIN" llm --config gpt2 --hardware a100_40gb_pcie --phase prefill --seq 128 --emit-workload "$T/llm.jsonl" >/dev/null 2>&1
+run "$BIN" workload "$T/llm.jsonl" --hardware a100_40gb_pcie --format csv
+[ "$RC" -eq 0 ] && grep -q '^total,total,' "$T/out"
+report $? "workload reads what llm --emit-workload writes (counts included)" "$(first_err)"
+printf '[[{"dim":4,"op":"relu","prec":"bf16"},["elementwise"]],[{"dim":-1,"op":"relu","prec":"bf16"},["elementwise"]]]' > "$T/bad_kl.json"
+run "$BIN" workload "$T/bad_kl.json" --hardware a10
+fails_cleanly "workload: a bad kernel-list entry: one line FILE:ENTRY:FIELD, exit 2" "bad_kl.json:1:dim"
+run "$BIN" workload "$EK" --hardware a10 --mode lazy
+fails_cleanly "workload --mode lazy: one line, exit 2" "eager or graph"
+run "$BIN" workload tests/data/traces/h100_bert/trace.json.gz --hardware h100_sxm --mode graph --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("" if j["kernels"] > 0 and j["idle_s"] == 0 and any(e["kind"] == "gemm" for e in j["by_kind"]) else j["kernels"])' "$T/out")
+[ -z "$why" ]
+report $? "workload: a PyTorch trace's recognised ops, graph mode without gaps" "$why"
+run "$BIN" workload "$EK" --hardware a10 --host energaizer --format json
+grep -q '"launch_interval_s": 3.1e-05' "$T/out"
+report $? "workload --host energaizer takes that host's 31 us interval" "$(first_err)"
+run "$BIN" workload "$EK" --hardware a10 --host nowhere
+fails_cleanly "workload --host of an unknown host: one line, exit 2" "no measured host"
+run "$BIN" validate-artifact --format json --output-csv "$T/art.csv" --output-plot "$T/art.svg"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 -c '
+import json,sys
+j=json.load(open(sys.argv[1]))
+ok = j["runs"] == 447 and j["calibration_runs"] <= 8 and all(k in j for k in ("model","runs_matched","launch_interval_s","overall","by_hardware","by_family","by_clock"))
+ok = ok and all(set(j["overall"][m]) >= {"mape","median_ape","p90_ape","geomean_ratio","signed_mean_error"} for m in ("time","energy","power"))
+ok = ok and j["overall"]["time"]["rows"] + j["calibration_runs"] + j["runs_out_of_memory"] == j["runs_matched"]
+ok = ok and len(j["unmatched"]) == j["runs"] - j["runs_matched"] + j["runs_out_of_memory"]
+print("" if ok else "bad summary")' "$T/out")
+[ -z "$why" ] && ! grep -q '^<svg' "$T/art.svg" && why="no svg"
+[ -z "$why" ] && [ "$(lines "$T/art.csv")" -ne 448 ] && why="csv has $(lines "$T/art.csv") lines"
+[ -z "$why" ]
+report $? "validate-artifact: 447 runs, calibration runs not scored, unmatched listed, csv and svg" "$why"
+run "$BIN" validate-artifact --data-dir "$T/nonexistent"
+fails_cleanly "validate-artifact of a missing folder: one line, exit 2"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

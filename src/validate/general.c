@@ -568,6 +568,27 @@ static void stats_of(const opm_general *v, const size_t *idx, size_t n, int ener
     s->p90_ape = scratch[p90 ? p90 - 1 : 0];
 }
 
+void opm_err_stats_of(const double *pred, const double *meas, size_t n, double *scratch, opm_err_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    if (!n) return;
+    double sum_ape = 0, sum_signed = 0, sum_log = 0;
+    for (size_t j = 0; j < n; j++) {
+        double e = (pred[j] - meas[j]) / meas[j];
+        scratch[j] = fabs(e) * 100;
+        sum_ape += fabs(e) * 100;
+        sum_signed += e * 100;
+        sum_log += log(pred[j] / meas[j]);
+    }
+    s->mape = sum_ape / (double)n;
+    s->signed_mean_error = sum_signed / (double)n;
+    s->geomean_ratio = exp(sum_log / (double)n);
+    s->median_ape = median_of(scratch, n);
+    size_t p90 = (size_t)ceil(0.9 * (double)n);
+    s->p90_ape = scratch[p90 ? p90 - 1 : 0];
+}
+
 /* Scores the selected lines sel[0..n) along every breakdown: per breakdown,
  * a counting sort by key and one stats pass per key, so the work is linear
  * in the lines (plus the sorts) however many hardware or sources there are. */

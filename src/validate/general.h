@@ -136,4 +136,9 @@ void opm_general_free(opm_general *v);
  * group's calibrated overhead (0 without calibration). */
 double opm_general_line_predicted_s(const opm_general *v, const opm_general_line *l);
 
+/* Contract §5 statistics of n (predicted, measured) pairs, measured > 0,
+ * predicted > 0: the formulas `validate` uses, for callers with their own
+ * rows (validate-artifact); scratch holds n doubles. */
+void opm_err_stats_of(const double *pred, const double *meas, size_t n, double *scratch, opm_err_stats *s);
+
 #endif
