@@ -19,6 +19,9 @@ int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt,
     OPM_PRINTF(4, 5);
 /* Prefixes "prefix: " to an already-filled message (location decoration). */
 void opm_err_prefix(opm_error *err, const char *prefix);
+/* Rewrites control characters in s (cap bytes) as \n, \t, \r or \xHH, so a
+ * message built from input text outside opm_err stays one line. */
+void opm_escape_controls(char *s, size_t cap);
 
 /* Exact arithmetic on counts.  Each returns 0, or 1 when the result does not
  * fit in 64 bits; *ok is cleared on overflow so long expressions can check

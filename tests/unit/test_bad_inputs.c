@@ -15,6 +15,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "validate/csv.h"
+#include "validate/general.h"
 
 #define TABLE_REL "tests/data/bad/expected.tsv"
 #define DIR_REL "tests/data/bad"
@@ -202,5 +203,29 @@ Test(bad_inputs, csv_line_cap)
     cr_assert_not_null(strstr(err.message, want), "%s", err.message);
     cr_assert_null(strchr(err.message, '\n'));
     opm_csv_close(&c);
+    remove(path);
+}
+
+/* validate's JSONL reader (found by fuzz_validate_general): a key holding an
+ * escaped newline ("lat\ncy_s") made a two-line first_bad; it is one line
+ * with the control character written as \n. */
+Test(bad_inputs, validate_general_first_bad_is_one_line)
+{
+    char path[] = "/tmp/opm_general_nl_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"hardware\": \"a100_40gb_pcie\", \"op\": {\"kind\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, "
+          "\"dtype\": \"bf16\"}, \"measured\": {\"lat\\ncy_s\": 5.2e-4}}\n",
+          f);
+    fclose(f);
+    opm_general v;
+    opm_error err;
+    cr_assert_eq(opm_general_init(&v, "roofline", 0, &err), 0, "%s", err.message);
+    opm_general_add_path(&v, path, "--data", &err);
+    cr_assert_eq(v.rows_failed, 1);
+    for (const char *c = v.first_bad; *c; c++) cr_assert_geq((unsigned char)*c, 0x20, "%s", v.first_bad);
+    cr_assert_not_null(strstr(v.first_bad, "measured.lat\\ncy_s"), "%s", v.first_bad);
+    opm_general_free(&v);
     remove(path);
 }
