@@ -89,12 +89,16 @@ static void bad(opm_general *v, const char *path, size_t line, const char *fmt, 
     vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
     snprintf(v->first_bad, sizeof v->first_bad, "%s:%zu: %s", path, line, body);
+    opm_escape_controls(v->first_bad, sizeof v->first_bad); /* keys and paths are input text */
 }
 
 /* A bad line whose message is already located (the document reader's). */
 static void bad_located(opm_general *v, const char *msg)
 {
-    if (!v->rows_failed++) opm_strlcpy(v->first_bad, msg, sizeof v->first_bad);
+    if (!v->rows_failed++) {
+        opm_strlcpy(v->first_bad, msg, sizeof v->first_bad);
+        opm_escape_controls(v->first_bad, sizeof v->first_bad);
+    }
 }
 
 /* The op reader's error, which reads "PATH:LINE: FIELD: ..." with FIELD
@@ -371,8 +375,10 @@ static int do_line(opm_general *v, uint32_t file, const char *path, size_t line,
         goto done;
     }
     if (!v->hw[hw]) {
-        if (!v->rows_unknown_hw++)
+        if (!v->rows_unknown_hw++) {
             snprintf(v->first_unknown_hw, sizeof v->first_unknown_hw, "%s:%zu: %s", path, line, e.message);
+            opm_escape_controls(v->first_unknown_hw, sizeof v->first_unknown_hw);
+        }
         goto done;
     }
     const opm_hardware *h = v->hw[hw];

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "testutil.h"
+#include "hardware/builtin_data.h"
+#include "hardware/hw_internal.h"
 
 static const char *const required[] = {
     "gpu_generic", "tpu_generic", "a10", "a100_40gb_pcie", "a100_80gb_pcie", "a100_80gb_sxm", "h100_sxm",
@@ -366,5 +368,27 @@ Test(hardware, interconnect_fields)
         snprintf(text, sizeof text, "%s%s", base, bad[i].block);
         cr_expect_null(opm_hardware_load_string(text, strlen(text), "ic.yaml", &err), "%s", bad[i].block);
         cr_expect(strstr(err.message, bad[i].want), "%s: %s", bad[i].block, err.message);
+    }
+}
+
+/* Built-ins are compiled in as the loader's result (tools/hwgen.c): each
+ * must be, byte for byte, what loading its YAML text gives now (the struct's
+ * padding is zeroed by opm_hw_init in both). */
+Test(hardware, compiled_builtins_equal_their_yaml)
+{
+    size_t n = opm_hardware_builtin_count();
+    cr_assert_gt(n, 20);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = opm_hardware_builtin_name(i), *text = opm_hardware_builtin_text(i);
+        cr_assert_not_null(opm_builtin_images[i], "%s: no compiled image in a native build", name);
+        opm_error err;
+        opm_hardware *a = opm_hardware_builtin(name, &err);
+        cr_assert_not_null(a, "%s: %s", name, err.message);
+        opm_hardware *b = opm_hardware_load_string(text, strlen(text), name, &err);
+        cr_assert_not_null(b, "%s: %s", name, err.message);
+        cr_assert_eq(memcmp(a, b, sizeof(struct opm_hardware)), 0, "%s: compiled image differs from its YAML", name);
+        cr_assert(opm_hardware_equal(a, b));
+        opm_hardware_free(a);
+        opm_hardware_free(b);
     }
 }
