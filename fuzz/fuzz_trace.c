@@ -3,12 +3,14 @@
  * one-line error and nothing leaked.  Small inputs are also gzip-compressed
  * and read again, which must give the same answer (the two input paths
  * share one parser); whatever reads is then linked into op instances and
- * reported in every format. */
+ * reported in every format, searched for iterations, reported as one rank,
+ * and its GEMM groups checked against their kernel names. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 #include "opmodel/opmodel.h"
+#include "opmodel/trace_analysis.h"
 #include "../src/trace/trace_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -38,6 +40,12 @@ static void check_trace(const opm_trace *t)
     for (size_t i = 0; i < opm_trace_device_count(t); i++)
         if (!opm_trace_device_name(t, i))
             abort();
+    for (size_t i = 0; i < t->n_comms; i++) {
+        const opm_tcomm *c = &t->comms[i];
+        if (c->collective >= t->strings.count || c->dtype >= t->strings.count || c->pg_ranks >= t->strings.count ||
+            c->dur_ns < 0)
+            abort();
+    }
 }
 
 /* Every emitter's text, or its one-line error. */
@@ -70,7 +78,51 @@ static void check_report(const opm_trace *t)
     check_text(opm_trace_report_to_csv(r, 1, &err), &err);
     check_text(opm_trace_report_to_table(r, 0, &err), &err);
     check_text(opm_trace_report_to_svg(r, &err), &err);
+    opm_trace_kernel_checks *kc = opm_trace_kernel_checks_new(r, hw, NULL, &err);
+    if (!kc) {
+        check_error(&err);
+    } else {
+        if (opm_trace_kernel_check_count(kc) > opm_trace_report_group_count(r))
+            abort();
+        check_text(opm_trace_kernel_checks_to_json(kc, r, &err), &err);
+        check_text(opm_trace_kernel_checks_to_table(kc, r, &err), &err);
+        opm_trace_kernel_checks_free(kc);
+    }
     opm_trace_report_free(r);
+}
+
+/* Iterations and a one-rank report: counts within the trace's, texts or
+ * one-line errors. */
+static void check_analysis(const opm_trace *t)
+{
+    opm_error err;
+    opm_trace_iterations *it = opm_trace_iterations_new(t, &err);
+    if (!it) {
+        check_error(&err);
+    } else {
+        if (opm_trace_iterations_count(it) > t->n_ev)
+            abort();
+        check_text(opm_trace_iterations_to_json(it, &err), &err);
+        check_text(opm_trace_iterations_to_table(it, &err), &err);
+        opm_trace_iterations_free(it);
+    }
+    const opm_trace *one[1] = {t};
+    opm_trace_ranks *rk = opm_trace_ranks_new(one, 1, &err);
+    if (!rk) {
+        check_error(&err);
+    } else {
+        if (opm_trace_ranks_collective_count(rk) > t->n_ev)
+            abort();
+        check_text(opm_trace_ranks_to_json(rk, &err), &err);
+        check_text(opm_trace_ranks_to_table(rk, 0, &err), &err);
+        opm_trace_ranks_free(rk);
+    }
+    for (size_t i = 0; i < t->n_ev; i++) {
+        opm_trace_kernel_hint h;
+        if (t->ev[i].cls == OPM_EV_KERNEL && opm_trace_parse_kernel_name(opm_trace_str(t, t->ev[i].name), &h) &&
+            (h.tile_m < 1 || h.tile_n < 1 || h.tile_m > 4096 || h.tile_n > 4096 || h.stages < 0 || h.split_k < 0))
+            abort();
+    }
 }
 
 /* gzip framing of `data`, NULL when zlib cannot (out of memory). */
@@ -136,6 +188,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             check_error(&err);
         opm_trace_link_free(l);
         check_report(t);
+        check_analysis(t);
     }
     opm_trace_free(t);
     return 0;

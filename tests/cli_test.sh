@@ -1134,7 +1134,7 @@ fails_cleanly "llm: a bad config field is one line with file:line and field" "ba
 run "$BIN" llm --config llama3_70b --hardware h100_sxm --phase decode --tp 3
 fails_cleanly "llm: a tp that does not divide the heads is refused" "tp"
 for m in $("$BIN" llm --list); do
-    case $m in mixtral_8x7b | deepseek_v3 | qwen3_30b_a3b) ep=8 ;; *) ep=1 ;; esac
+    case $m in mixtral_8x7b | deepseek_v3 | qwen3_30b_a3b | qwen3_235b_a22b | jamba_v0_1) ep=8 ;; *) ep=1 ;; esac
     run "$BIN" llm --config "$m" --hardware h200_sxm --phase prefill --seq 128 --tp 4 --pp 2 --ep "$ep" --format csv
     why=""
     [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
@@ -1161,6 +1161,50 @@ first=$(head -n 1 "$T/wl.jsonl" | sed 's/^{"count": [0-9]*, /{/')
 printf '%s\n' "$first" >"$T/wl_one.json"
 run "$BIN" predict --hardware h100_sxm --op "$T/wl_one.json"
 one_json_line "llm: an --emit-workload line (less count) is an op predict reads"
+for cfg in jamba_v0_1 llama3_8b; do
+    run "$BIN" llm --config "$cfg" --hardware h100_sxm --phase train --seq 512 --tp 8 --pp 4 --format json \
+        --output-svg-kinds "$T/kinds.svg" --output-svg-roofline "$T/roof.svg"
+    why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && ! python3 -c '
+import json, sys, xml.etree.ElementTree as ET
+ns = "{http://www.w3.org/2000/svg}"
+d = json.load(open(sys.argv[1]))
+roof = ET.parse(sys.argv[3]).getroot()
+assert roof.tag == ns + "svg", roof.tag
+points = roof.findall(ns + "circle[@class=\"op\"]")
+ops = [o for o in d["ops"] if o["bound"] != "link"]
+assert len(points) == len(ops), (len(points), len(ops))
+assert roof.findall(ns + "line[@class=\"roof\"]") and roof.findall(ns + "line[@class=\"slope\"]")
+kinds = ET.parse(sys.argv[2]).getroot()
+segs = kinds.findall(ns + "rect[@class=\"segment\"]")
+total = sum(float(s.find(ns + "title").text.split()[-2]) for s in segs) / 1e3
+assert abs(total - d["latency_s"]) <= 1e-5 * d["latency_s"], (total, d["latency_s"])
+assert any(" bwd" in s.find(ns + "title").text for s in segs)
+' "$T/out" "$T/kinds.svg" "$T/roof.svg" 2>"$T/py" && why="$(tail -n 1 "$T/py")"
+    [ -z "$why" ]
+    report $? "llm: $cfg --output-svg-kinds/--output-svg-roofline are well-formed SVG, a point per op, the bars sum to the step" "$why"
+done
+run "$BIN" llm --config llama3_70b --hardware h100_sxm --phase decode --tp 8 --sweep batch=1..64*8:context=1024,131072 --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c '
+import json, sys
+pts = json.load(open(sys.argv[1]))["sweep"]
+assert [(p["batch"], p["context"]) for p in pts] == [(b, c) for b in (1, 8, 64) for c in (1024, 131072)], pts
+for p in pts: assert p["latency_s"] > 0 and p["tokens_per_s"] > 0 and p["time_per_output_token_s"] == p["latency_s"]
+by = {(p["batch"], p["context"]): p for p in pts}
+for b in (1, 8, 64): assert by[(b, 131072)]["latency_s"] > by[(b, 1024)]["latency_s"]
+assert by[(64, 131072)]["fits"] is False and by[(1, 1024)]["fits"] is True
+' "$T/out" 2>"$T/py" && why="$(tail -n 1 "$T/py")"
+[ -z "$why" ]
+report $? "llm: --sweep gives one row per (batch, context) point, a point that does not fit is a row with fits false" "$why"
+run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --sweep batch=4..1*2
+fails_cleanly "llm: a bad --sweep range is one line, exit 2" "LO <= HI"
+run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --sweep width=1
+fails_cleanly "llm: an unknown --sweep axis is one line, exit 2" "batch=, context= or seq="
+run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --output-svg-kinds "$T/no/such/dir/k.svg"
+fails_cleanly "llm: an unwritable --output-svg-kinds is one line, exit 2" "output-svg-kinds"
 # ---- graph traces (--capture, --window): sglang_decode, one hipGraphLaunch replaying 544 kernels ----
 GR=tests/data/traces/sglang_decode
 run "$BIN" trace report "$GR/trace.json.gz" --format json
@@ -1199,6 +1243,162 @@ report $? "trace report --window 0:0.001: a window with no whole event gives an 
 run "$BIN" trace report "$GR/trace.json.gz" --window 0:1e9 --format csv
 cmp -s "$T/out" <("$BIN" trace report "$GR/trace.json.gz" --format csv 2>/dev/null)
 report $? "trace report --window covering the whole trace changes nothing"
+
+# ---- calibrate-energy and the energy keys of every prediction ----
+EN=tests/data/energy/a100_synthetic.jsonl
+run "$BIN" calibrate-energy --data "$EN" --hardware a100_40gb_pcie -o "$T/ecal.yaml"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+# The rows were made with compute x0.6, dram x1.3, l2 x0.5, idle x0.7 (tests/data/energy/README.md).
+[ -z "$why" ] && why=$(awk '$1 == "compute" { c = $2 } $1 == "dram" { d = $2 } $1 == "l2" { l = $2 } $1 == "static" { s = $2 }
+    $1 == "held-out" { h = $2; a = $3 }
+    function off(x, t) { return x < t * 0.99 || x > t * 1.01 }
+    END { if (off(c, 0.6) || off(d, 1.3) || off(l, 0.5) || off(s, 0.7)) print "multipliers " c, d, l, s;
+          else if (!(h > 5) || !(a < 0.5)) print "held-out MAPE " h " -> " a }' "$T/out")
+report $([ -z "$why" ]; echo $?) "calibrate-energy recovers the synthetic rows' multipliers; held-out error falls" "$why"
+first=$(head -1 "$EN")
+measured=$(printf '%s' "$first" | sed 's/.*"energy_j": \([^,}]*\).*/\1/')
+printf '%s' "$first" | sed 's/.*"op": \({[^}]*}\).*/\1/' > "$T/eop.json"
+run "$BIN" predict --hardware "$T/ecal.yaml" --model extended_roofline --op "$T/eop.json"
+why=$(awk -v m="$measured" '{ if (match($0, /"energy_j": [^,]*/)) { e = substr($0, RSTART + 12, RLENGTH - 12) + 0;
+      if (e < m * 0.999 || e > m * 1.001) print "predicted " e " J, measured " m " J" } else print "no energy_j" }' "$T/out")
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+report $([ -z "$why" ]; echo $?) "calibrate-energy output loads in predict and reproduces a row's energy" "$why"
+grep -q '"average_power_w": ' "$T/out" && grep -q '"energy_breakdown": {"compute_j": ' "$T/out"
+report $? "predict JSON has energy_breakdown and average_power_w"
+run "$BIN" calibrate-energy --hardware a100_40gb_pcie -o "$T/x.yaml"
+fails_cleanly "calibrate-energy without --data: one line, exit 2" "data"
+run "$BIN" calibrate-energy --data data/kernels/vidur_memory_bound.jsonl --hardware a100_40gb_pcie -o "$T/x.yaml"
+fails_cleanly "calibrate-energy on lines without measured energy: one line, exit 2" "energy_j"
+[ ! -e "$T/x.yaml" ]
+report $? "calibrate-energy writes nothing when it fails"
+run "$BIN" validate --data "$EN" --format json
+grep -q '"energy": {"rows": 48' "$T/out"
+report $? "validate scores energy on lines with measured.energy_j" "$(head -c 200 "$T/out")"
+
+run "$BIN" validate-gemm-latency --data-dir tests/data/energy/gemm --no-calibrate-fixed-overhead --format json
+why=$(printf '%s' "$(cat "$T/out")" | tr -d '\n' | grep -o '"energy": {"rows": 12, "overall": {[^}]*}' | grep -o '"mape": [0-9.]*')
+[ "$why" = '"mape": 20.0000' ] && why=""
+report $([ -z "$why" ]; echo $?) "validate-gemm-latency scores energy_j rows (energy x1.25 of the model's: 20% MAPE)" "$why"
+# ---- trace report --iterations / --kernel-hints -------------------------------
+
+RN=tests/data/traces/mi300_resnet_ckpt/trace.json.gz
+run "$BIN" trace report "$RN" --iterations --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 - "$T/out" <<'EOF2' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+it = d["iterations"]
+assert list(d)[-1] == "iterations", list(d)[-3:]
+assert it["method"] == "profiler_step" and it["count"] == 3, it
+assert [x["name"] for x in it["iterations"]] == ["ProfilerStep#15", "ProfilerStep#16", "ProfilerStep#17"]
+assert it["min_s"] <= it["median_s"] <= it["max_s"]
+assert it["outlier"]["index"] in (0, 1, 2)
+EOF2
+)
+report $? "trace report --iterations --format json: 3 ProfilerSteps under \"iterations\"" "$why"
+run "$BIN" trace report "$RN" --iterations
+grep -q '^Iterations: 3, by ProfilerStep# annotations' "$T/out"
+report $? "trace report --iterations: the table section" "$(grep -m1 Iterations "$T/out")"
+run "$BIN" trace report tests/data/traces/h100_falcon/trace.json.gz --kernel-hints --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 - "$T/out" <<'EOF2' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+k = d["kernel_hints"]
+assert len(k) >= 3, k
+for c in k:
+    g = d["groups"][c["group"]]
+    assert g["kind"] == "gemm" and c["kernel"] in g["kernels"], (c, g)
+    assert c["hinted_time_s"] > 0 and c["auto_time_s"] > 0
+EOF2
+)
+report $? "trace report --kernel-hints --format json: one entry per GEMM group with a named kernel" "$why"
+run "$BIN" trace report "$TRACE" --kernel-hints --hardware mi300x --iterations --format csv
+cmp -s "$T/out" <("$BIN" trace report "$TRACE" --hardware mi300x --format csv 2>/dev/null)
+report $? "trace report --kernel-hints --iterations leave the CSV unchanged"
+run "$BIN" trace report tests/data/traces/normalization/trace.json.gz --kernel-hints --hardware no_such_gpu
+fails_cleanly "trace report --kernel-hints with an unknown hardware: one line, exit 2"
+
+# ---- trace report DIR / --ranks: multi-rank ------------------------------------
+
+MR=tests/data/traces/multirank
+run "$BIN" trace report "$MR" --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 - "$T/out" <<'EOF2' 2>&1
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rank_count"] == 4 and d["matched_collectives"] == 3, d
+assert [r["trace"].rsplit("/", 1)[1] for r in d["ranks"]] == ["rank0.json", "rank1.json", "rank2.json", "rank3.json"]
+c = d["collectives"][0]
+assert c["collective"] == "allreduce" and c["algorithm"] == "ring" and c["message_bytes"] == 2097152, c
+assert c["slowest_rank"] == 2 and abs(c["skew_s"] - 50e-6) < 1e-12, c
+assert abs(c["busbw_bytes_per_s"] - 2097152 / 60e-6 * 1.5) < 1, c
+EOF2
+)
+report $? "trace report DIR --format json: 4 ranks, 3 collectives, bytes/busbw/skew" "$why"
+run "$BIN" trace report --ranks "$MR/rank3.json" "$MR/rank1.json"
+grep -q '^Ranks: 2, collectives matched on every rank: 3' "$T/out"
+report $? "trace report --ranks A B: ranks in the order given" "$(head -n 1 "$T/out")"
+run "$BIN" trace report "$MR" --format csv
+fails_cleanly "trace report DIR --format csv: one line, exit 2" "table or json"
+mkdir -p "$T/emptydir"
+run "$BIN" trace report "$T/emptydir"
+fails_cleanly "trace report of a folder without traces: one line, exit 2" "holds no"
+# ---- workload and validate-artifact -----------------------------------------
+
+EK=data/energaizer/workloads/all/gpt2model_gpt2_pbf16_b1_s128_modeprefill.json
+run "$BIN" workload "$EK" --hardware a100_40gb_pcie --clock-mhz 900 --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("" if j["kernels"] == 242 and abs(j["energy_j"] - j["op_energy_j"] - j["idle_energy_j"]) < 1e-9 * j["energy_j"] and j["latency_s"] > j["device_time_s"] else j["kernels"])' "$T/out")
+[ -z "$why" ]
+report $? "workload: an EnergAIzer kernel list as it is, 242 kernels, energy = ops + idle gaps" "$why"
+eager=$(sed -n 's/.*"latency_s": \([0-9.e+-]*\),.*/\1/p' "$T/out" | head -n 1)
+run "$BIN" workload "$EK" --hardware a100_40gb_pcie --clock-mhz 900 --mode graph --format json
+graph=$(sed -n 's/.*"latency_s": \([0-9.e+-]*\),.*/\1/p' "$T/out" | head -n 1)
+python3 -c 'import sys; sys.exit(0 if float(sys.argv[2]) < float(sys.argv[1]) else 1)' "$eager" "$graph"
+report $? "workload --mode graph: no host gaps, shorter than eager" "eager $eager graph $graph"
+"$BIN" llm --config gpt2 --hardware a100_40gb_pcie --phase prefill --seq 128 --emit-workload "$T/llm.jsonl" >/dev/null 2>&1
+run "$BIN" workload "$T/llm.jsonl" --hardware a100_40gb_pcie --format csv
+[ "$RC" -eq 0 ] && grep -q '^total,total,' "$T/out"
+report $? "workload reads what llm --emit-workload writes (counts included)" "$(first_err)"
+printf '[[{"dim":4,"op":"relu","prec":"bf16"},["elementwise"]],[{"dim":-1,"op":"relu","prec":"bf16"},["elementwise"]]]' > "$T/bad_kl.json"
+run "$BIN" workload "$T/bad_kl.json" --hardware a10
+fails_cleanly "workload: a bad kernel-list entry: one line FILE:ENTRY:FIELD, exit 2" "bad_kl.json:1:dim"
+run "$BIN" workload "$EK" --hardware a10 --mode lazy
+fails_cleanly "workload --mode lazy: one line, exit 2" "eager or graph"
+run "$BIN" workload tests/data/traces/h100_bert/trace.json.gz --hardware h100_sxm --mode graph --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("" if j["kernels"] > 0 and j["idle_s"] == 0 and any(e["kind"] == "gemm" for e in j["by_kind"]) else j["kernels"])' "$T/out")
+[ -z "$why" ]
+report $? "workload: a PyTorch trace's recognised ops, graph mode without gaps" "$why"
+run "$BIN" workload "$EK" --hardware a10 --host energaizer --format json
+grep -q '"launch_interval_s": 3.1e-05' "$T/out"
+report $? "workload --host energaizer takes that host's 31 us interval" "$(first_err)"
+run "$BIN" workload "$EK" --hardware a10 --host nowhere
+fails_cleanly "workload --host of an unknown host: one line, exit 2" "no measured host"
+run "$BIN" validate-artifact --format json --output-csv "$T/art.csv" --output-plot "$T/art.svg"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 -c '
+import json,sys
+j=json.load(open(sys.argv[1]))
+ok = j["runs"] == 447 and j["calibration_runs"] <= 8 and all(k in j for k in ("model","runs_matched","launch_interval_s","overall","by_hardware","by_family","by_clock"))
+ok = ok and all(set(j["overall"][m]) >= {"mape","median_ape","p90_ape","geomean_ratio","signed_mean_error"} for m in ("time","energy","power"))
+ok = ok and j["overall"]["time"]["rows"] + j["calibration_runs"] + j["runs_out_of_memory"] == j["runs_matched"]
+ok = ok and len(j["unmatched"]) == j["runs"] - j["runs_matched"] + j["runs_out_of_memory"]
+print("" if ok else "bad summary")' "$T/out")
+[ -z "$why" ] && ! grep -q '^<svg' "$T/art.svg" && why="no svg"
+[ -z "$why" ] && [ "$(lines "$T/art.csv")" -ne 448 ] && why="csv has $(lines "$T/art.csv") lines"
+[ -z "$why" ]
+report $? "validate-artifact: 447 runs, calibration runs not scored, unmatched listed, csv and svg" "$why"
+run "$BIN" validate-artifact --data-dir "$T/nonexistent"
+fails_cleanly "validate-artifact of a missing folder: one line, exit 2"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

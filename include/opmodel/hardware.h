@@ -39,6 +39,17 @@ typedef struct opm_memory_level {
                                      * MI300X: one per XCD); 0 = not given (one) */
 } opm_memory_level;
 
+/* The scale-up interconnect between devices of one node or pod (NVLink,
+ * Infinity Fabric, ICI, Gaudi's on-chip RoCE ports): optional `interconnect`
+ * in the description.  Collectives are timed from it (docs/llm.md). */
+typedef struct opm_interconnect {
+    char name[32];                  /* "nvlink4", "infinity_fabric", "ici", ...; "" when not given */
+    double bandwidth_bytes_per_s;   /* per direction per device: what one device can send (and, at the
+                                     * same time, receive) over all its links together */
+    double latency_s;               /* per step of a ring collective (one hop); 0 = not given */
+    double domain_devices;          /* devices reachable at that bandwidth (NVLink domain); 0 = not given */
+} opm_interconnect;
+
 /* Loads a description from a YAML (or JSON) file. */
 OPM_API opm_hardware *opm_hardware_load_file(const char *path, opm_error *err);
 /* Loads from text; `source` names it in error messages. */
@@ -55,7 +66,9 @@ OPM_API const char *opm_hardware_builtin_text(size_t i);
 
 /* A copy running at `clock_hz`: compute peaks and on-chip (non-hbm) level
  * bandwidths scale with the clock relative to the clock they are quoted at;
- * DRAM (hbm) bandwidth does not. */
+ * DRAM (hbm) bandwidth does not.  With a supply_voltage table, J/FLOP and
+ * on-chip J/byte scale by (V(clock_hz)/V(old clock))²; idle power follows
+ * opm_hardware_idle_power_w at the new clock. */
 OPM_API opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err);
 OPM_API opm_hardware *opm_hardware_clone(const opm_hardware *hw, opm_error *err);
 OPM_API void opm_hardware_free(opm_hardware *hw);
@@ -74,6 +87,22 @@ OPM_API double opm_hardware_tensor_clock_hz(const opm_hardware *hw);
 OPM_API int opm_hardware_num_sms(const opm_hardware *hw);
 OPM_API double opm_hardware_static_power_w(const opm_hardware *hw);
 OPM_API double opm_hardware_tdp_w(const opm_hardware *hw);
+/* Idle board power in W at SM clock `clock_hz` (<= 0: the hardware's
+ * current clock).  With an `idle_power` table: linear interpolation between
+ * its clocks, the end values past its ends.  Without one: static_power_w
+ * (idle at the clock it was measured at, f0 = static_power_clock_hz, else
+ * clock_hz) × (0.66 + 0.34·(f/f0)³) — a clock-independent floor plus a V²f
+ * part, the floor from three measured tables (docs/energy.md).  Without
+ * static_power_w either, 0.21 × tdp_w stands for it (the median measured
+ * idle/TDP of three GPUs).  0 when the description gives none of them
+ * (opm_hardware_has_idle_power says so; _is_measured: table or
+ * static_power_w, not the TDP rule). */
+OPM_API double opm_hardware_idle_power_w(const opm_hardware *hw, double clock_hz);
+OPM_API int opm_hardware_has_idle_power(const opm_hardware *hw);
+OPM_API int opm_hardware_idle_power_is_measured(const opm_hardware *hw);
+/* "latency" (default), "energy" or "edp": what the GEMM kernel search
+ * minimises (hardware key gemm_selection_objective; an op attr overrides). */
+OPM_API const char *opm_hardware_gemm_selection_objective(const opm_hardware *hw);
 /* Dense peak FLOP/s of the engine for dtype, 0 if the engine lacks it. */
 OPM_API double opm_hardware_peak_flops(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
 /* FLOP per clock per SM as given in the description; when not given,
@@ -88,6 +117,8 @@ OPM_API size_t opm_hardware_level_count(const opm_hardware *hw);
 OPM_API const opm_memory_level *opm_hardware_level(const opm_hardware *hw, size_t i);
 /* Level by name, NULL if absent. */
 OPM_API const opm_memory_level *opm_hardware_find_level(const opm_hardware *hw, const char *name);
+/* The interconnect, or NULL when the description gives none. */
+OPM_API const opm_interconnect *opm_hardware_interconnect(const opm_hardware *hw);
 /* Optional scalar of `compute` by key ("max_warps_per_sm"); 0 if absent. */
 OPM_API double opm_hardware_compute_param(const opm_hardware *hw, const char *key);
 
@@ -144,6 +175,15 @@ OPM_API int opm_hardware_builder_set_level_utilization(opm_hardware_builder *b, 
 /* static_power_w (≥ 0) and tdp_w (> 0); a negative value leaves it unset. */
 OPM_API int opm_hardware_builder_set_power(opm_hardware_builder *b, double static_power_w, double tdp_w,
                                            opm_error *err);
+/* A per-clock table: "idle_power" (idle board W) or "supply_voltage" (any
+ * voltage unit; only ratios are used), n points (1 to 160) with clocks in Hz
+ * strictly ascending and values positive; n = 0 removes the table.  Copied. */
+OPM_API int opm_hardware_builder_set_table(opm_hardware_builder *b, const char *table, size_t n,
+                                           const double *clock_hz, const double *values, opm_error *err);
+/* The scale-up interconnect (bandwidth > 0, latency ≥ 0, domain_devices a
+ * whole number ≥ 0); NULL removes it.  Copied. */
+OPM_API int opm_hardware_builder_set_interconnect(opm_hardware_builder *b, const opm_interconnect *link,
+                                                  opm_error *err);
 /* A new hardware object (free with opm_hardware_free), or NULL with the
  * first failed check in err. */
 OPM_API opm_hardware *opm_hardware_builder_build(const opm_hardware_builder *b, opm_error *err);

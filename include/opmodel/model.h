@@ -92,6 +92,7 @@ typedef struct opm_profile {
     double energy_j;
     double compute_energy_j;
     double static_energy_j;
+    double average_power_w;            /* energy_j / latency_s */
     size_t diag_count;
     opm_diag diags[OPM_MAX_DIAGS];
     /* Appended after 0.1.0.  Diagnostics the model produced past OPM_MAX_DIAGS: not in

@@ -408,6 +408,7 @@ class OpProfile:
     hardware = property(lambda s: s._p.hardware.decode())
     latency_s = property(lambda s: s._p.latency_s)
     energy_j = property(lambda s: s._p.energy_j)
+    average_power_w = property(lambda s: s._p.average_power_w)
     flops = property(lambda s: s._p.flops)
     matrix_flops = property(lambda s: s._p.matrix_flops)
     vector_flops = property(lambda s: s._p.vector_flops)

@@ -96,7 +96,8 @@ class Profile(ctypes.Structure):
                 ("input_bytes", ctypes.c_uint64), ("weight_bytes", ctypes.c_uint64),
                 ("output_bytes", ctypes.c_uint64), ("workspace_bytes", ctypes.c_uint64),
                 ("energy_j", ctypes.c_double), ("compute_energy_j", ctypes.c_double),
-                ("static_energy_j", ctypes.c_double), ("diag_count", ctypes.c_size_t),
+                ("static_energy_j", ctypes.c_double), ("average_power_w", ctypes.c_double),
+                ("diag_count", ctypes.c_size_t),
                 ("diags", Diag * OPM_MAX_DIAGS), ("diags_dropped", ctypes.c_size_t),
                 ("fell_back", ctypes.c_int), ("has_gemm", ctypes.c_int), ("gemm", GemmDetails)]
 

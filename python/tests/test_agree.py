@@ -98,6 +98,7 @@ def same(py, c):
     """The Python profile's fields against the CLI's JSON of the same op."""
     assert py.latency_s == pytest.approx(c["latency_s"], rel=1e-10, abs=1e-300)
     assert py.energy_j == pytest.approx(c["energy_j"], rel=1e-10, abs=1e-300)
+    assert py.average_power_w == pytest.approx(c["average_power_w"], rel=1e-10, abs=1e-300)
     assert py.arithmetic_intensity == pytest.approx(c["arithmetic_intensity"], rel=1e-10, abs=1e-300)
     assert py.flops == c["flops"]
     assert py.engine.value == c["engine"] and py.bound.value == c["bound"] and py.model == c["model"]

@@ -45,8 +45,11 @@ int cmd_models(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_validate_gemm_latency(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
+int cmd_calibrate_energy(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_trace_diff(int argc, char **argv); /* cmd_trace_diff.c */
 int cmd_llm(int argc, char **argv);
+int cmd_workload(int argc, char **argv);          /* cmd_workload.c */
+int cmd_validate_artifact(int argc, char **argv); /* cmd_workload.c */
 
 #endif

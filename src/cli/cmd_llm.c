@@ -15,6 +15,8 @@ static const char usage[] =
     "                   [--batch B] [--seq S] [--context C] [--dtype bf16|fp8] [--kv-dtype D]\n"
     "                   [--tp N] [--pp N] [--ep N] [--model M] [--only KINDS]\n"
     "                   [--format table|json|csv] [--emit-workload FILE.jsonl]\n"
+    "                   [--output-svg-kinds FILE.svg] [--output-svg-roofline FILE.svg]\n"
+    "                   [--sweep AXIS=VALUES[:AXIS=VALUES...]]\n"
     "       opmodel llm --list\n"
     "\n"
     "Builds the ordered op list of one step of a whole model and predicts it op by op.\n"
@@ -29,13 +31,19 @@ static const char usage[] =
     "  --tp/--pp/--ep N      tensor, pipeline and expert parallel degrees (default 1)\n"
     "  --model M             per-op model (default extended_roofline; see `opmodel models`)\n"
     "  --only KINDS          keep only these kinds: gemm,attention,norm,elementwise,rope,embedding,moe,\n"
-    "                        comm,optimizer (the seed's rollup: --only gemm,attention)\n"
+    "                        comm,optimizer,ssm (the seed's rollup: --only gemm,attention)\n"
     "  --format              table (default), json (contract §9) or csv (one row per op)\n"
     "  --emit-workload FILE  the op list, one contract §1 op per line with its \"count\"\n"
+    "  --output-svg-kinds FILE     time per kind, stacked bars per layer type (and phase in train)\n"
+    "  --output-svg-roofline FILE  every op on the hardware's roofline (log-log)\n"
+    "  --sweep SPEC          one row per point of a grid instead of one step: AXIS is batch, context\n"
+    "                        or seq; VALUES a comma list of N, LO..HI/STEP (linear) or LO..HI*F\n"
+    "                        (geometric), e.g. batch=1..512*2:context=128..12800/128 (1,000 points);\n"
+    "                        a point that does not fit is a row with fits false, not an error\n"
     "\n"
     "A configuration whose weights + KV cache + activations + optimizer state exceed the device's\n"
-    "memory is an error.  Communication ops carry their bytes; the hardware files have no link\n"
-    "bandwidth fields yet, so they are untimed (latency 0).\n"
+    "memory is an error.  Communication (all-reduce, all-to-all, pipeline sends) is timed from the\n"
+    "hardware's interconnect fields (ring formulas, docs/llm.md); without them it is 0 s and says so.\n"
     "Exit status: 0 ok, 2 usage or input error (including does-not-fit).\n";
 
 static uint64_t hbm_bytes(const opm_profile *p)
@@ -56,7 +64,7 @@ typedef struct rollup {
     uint64_t flops_device, flops_model;
     kind_sum kinds[32];
     size_t n_kinds;
-    double group_latency_s[4];
+    double group_latency_s[LLM_MAX_GROUPS];
     int64_t devices;
 } rollup;
 
@@ -134,7 +142,9 @@ static void print_json(const llm_config *c, const opm_hardware *hw, const llm_st
                i ? "," : "", o->name, o->kind, o->group, (long long)o->count, (long long)o->shards, o->prof.latency_s,
                (unsigned long long)o->prof.flops, (unsigned long long)(o->op ? hbm_bytes(&o->prof) : o->comm_bytes),
                o->prof.energy_j, o->op ? opm_bound_name(o->prof.bound) : "link");
-        if (!o->op) printf(", \"comm_bytes\": %llu, \"timed\": false", (unsigned long long)o->comm_bytes);
+        if (!o->op)
+            printf(", \"comm_bytes\": %llu, \"devices\": %lld, \"timed\": %s", (unsigned long long)o->comm_bytes,
+                   (long long)o->comm_devices, o->timed ? "true" : "false");
         printf("}");
     }
     printf("]}\n");
@@ -166,7 +176,8 @@ static void print_table(const llm_config *c, const opm_hardware *hw, const llm_s
         if (o->group >= 0) snprintf(label, sizeof label, "L%lld+ %s", (long long)s->groups[o->group].first, o->name);
         else snprintf(label, sizeof label, "%s", o->name);
         printf("%-28s %6lld %12.3f %12.3f %10s\n", label, (long long)o->count, o->prof.latency_s * 1e6,
-               o->prof.latency_s * 1e6 * (double)o->count, o->op ? opm_bound_name(o->prof.bound) : "untimed");
+               o->prof.latency_s * 1e6 * (double)o->count,
+               o->op ? opm_bound_name(o->prof.bound) : o->timed ? "link" : "untimed");
     }
     printf("\n%-20s %12s %8s\n", "kind", "ms", "share");
     for (size_t k = 0; k < r->n_kinds; k++)
@@ -186,7 +197,25 @@ static void print_table(const llm_config *c, const opm_hardware *hw, const llm_s
     printf("%-24s weights %.4g GB, KV cache %.4g GB, activations %.4g GB, optimizer %.4g GB of %.4g GB\n",
            "memory per device", (double)s->weights_bytes / 1e9, (double)s->kv_cache_bytes / 1e9,
            (double)s->activation_bytes / 1e9, (double)s->optimizer_bytes / 1e9, (double)capacity / 1e9);
-    if (!s->has_link) printf("%-24s no link data in the hardware file: communication untimed\n", "communication");
+    const opm_interconnect *ic = opm_hardware_interconnect(hw);
+    if (!s->has_link && !ic)
+        printf("%-24s no interconnect in the hardware file: communication untimed (0 s)\n", "communication");
+    else if (!s->has_link)
+        printf("%-24s a group exceeds the %s domain of %g devices: those ops untimed (0 s)\n", "communication",
+               ic->name[0] ? ic->name : "interconnect", ic->domain_devices);
+    else if (ic)
+        printf("%-24s timed on %s, %.4g GB/s per direction, %.3g us per step\n", "communication",
+               ic->name[0] ? ic->name : "the interconnect", ic->bandwidth_bytes_per_s / 1e9, ic->latency_s * 1e6);
+}
+
+static int write_svg(const char *opt, const char *path, char *svg, opm_error *err)
+{
+    if (!svg) return cli_fail(err);
+    FILE *f = fopen(path, "w");
+    int ok = f && fputs(svg, f) >= 0;
+    if (f && fclose(f)) ok = 0;
+    free(svg);
+    return ok ? EXIT_OK : cli_usage("%s: cannot write '%s'", opt, path);
 }
 
 /* Each op as its full contract §1 JSON on one line, with "count" first. */
@@ -213,6 +242,144 @@ static int emit_workload(const char *path, const llm_step *s)
     return fclose(f) ? cli_usage("--emit-workload: cannot write '%s'", path) : EXIT_OK;
 }
 
+/* ---- --sweep ---- */
+
+enum { SWEEP_MAX_POINTS = 1000000 };
+
+typedef struct sweep_axis {
+    int64_t *v;
+    size_t n, cap;
+} sweep_axis;
+
+static int axis_push(sweep_axis *a, int64_t v)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 16;
+        int64_t *p = realloc(a->v, cap * sizeof *p);
+        if (!p) return -1;
+        a->v = p;
+        a->cap = cap;
+    }
+    a->v[a->n++] = v;
+    return 0;
+}
+
+static int sweep_num(const char *s, char **end, int64_t *out)
+{
+    long long x = strtoll(s, end, 10);
+    if (*end == s || x < 0) return -1;
+    *out = x;
+    return 0;
+}
+
+/* "batch=1,2,4:context=128..4096*2:seq=..." into the three axes; an axis
+ * not given keeps the single value of its flag. */
+static int parse_sweep(const char *spec, sweep_axis ax[3])
+{
+    static const char *const names[] = {"batch", "context", "seq"};
+    const char *p = spec;
+    while (*p) {
+        size_t klen = strcspn(p, "=");
+        int which = -1;
+        for (int i = 0; i < 3; i++)
+            if (strlen(names[i]) == klen && !strncmp(p, names[i], klen)) which = i;
+        if (which < 0 || p[klen] != '=')
+            return cli_usage("--sweep: expected batch=, context= or seq= at '%s'", p);
+        if (ax[which].n) return cli_usage("--sweep: %s given twice", names[which]);
+        p += klen + 1;
+        for (;;) {
+            char *end;
+            int64_t lo, hi, step = 0;
+            if (sweep_num(p, &end, &lo)) return cli_usage("--sweep: %s: expected a number at '%s'", names[which], p);
+            hi = lo;
+            int geo = 0;
+            if (end[0] == '.' && end[1] == '.') {
+                if (sweep_num(end + 2, &end, &hi) || (*end != '/' && *end != '*'))
+                    return cli_usage("--sweep: %s: expected LO..HI/STEP or LO..HI*FACTOR at '%s'", names[which], p);
+                geo = *end == '*';
+                if (sweep_num(end + 1, &end, &step) || step < (geo ? 2 : 1) || hi < lo || (geo && lo < 1))
+                    return cli_usage("--sweep: %s: a range needs LO <= HI and a step >= 1 (a factor >= 2, LO >= 1) at '%s'",
+                                     names[which], p);
+            }
+            for (int64_t v = lo; v <= hi; v = geo ? v * step : v + (step ? step : 1)) {
+                if (ax[which].n >= SWEEP_MAX_POINTS)
+                    return cli_usage("--sweep: more than %d points", SWEEP_MAX_POINTS);
+                if (axis_push(&ax[which], v)) return cli_usage("--sweep: out of memory");
+                if (v > INT64_MAX / (step ? step : 2) - 1) break;
+            }
+            p = end;
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            break;
+        }
+        if (*p == ':') p++;
+        else if (*p) return cli_usage("--sweep: unexpected '%s' (axes are separated by ':')", p);
+    }
+    return EXIT_OK;
+}
+
+/* One row per (batch, context, seq) point: build, predict and roll each. */
+static int run_sweep(const llm_config *c, const opm_hardware *hw, llm_step_spec sp, sweep_axis ax[3], int fmt,
+                     uint64_t capacity)
+{
+    size_t total = ax[0].n * ax[1].n * ax[2].n;
+    if (total > SWEEP_MAX_POINTS) return cli_usage("--sweep: %zu points (at most %d)", total, SWEEP_MAX_POINTS);
+    if (fmt == 2)
+        puts("batch,seq,context,latency_s,tokens_per_s,time_per_output_token_s,mfu,energy_j,weights_bytes,"
+             "kv_cache_bytes,activation_bytes,optimizer_bytes,capacity_bytes,fits");
+    else if (fmt == 1)
+        fputs("{\"sweep\": [", stdout);
+    else
+        printf("%8s %8s %8s %14s %14s %10s %14s %6s\n", "batch", "seq", "context", "latency ms", "tokens/s", "MFU %",
+               "memory GB", "fits");
+    size_t row = 0;
+    for (size_t i = 0; i < ax[0].n; i++)
+        for (size_t j = 0; j < ax[1].n; j++)
+            for (size_t k = 0; k < ax[2].n; k++) {
+                sp.batch = ax[0].v[i];
+                sp.context = ax[1].v[j];
+                sp.seq = ax[2].v[k];
+                opm_error err;
+                llm_step s;
+                if (llm_step_build(c, &sp, &s, &err)) return cli_fail(&err);
+                if (llm_step_predict(&s, &sp, hw, &err)) {
+                    llm_step_free(&s);
+                    return cli_fail(&err);
+                }
+                rollup r;
+                roll(&s, &sp, hw, &r);
+                uint64_t need = s.weights_bytes + s.kv_cache_bytes + s.activation_bytes + s.optimizer_bytes;
+                int fits = !capacity || need <= capacity;
+                int64_t seq = sp.phase == LLM_DECODE ? 1 : sp.seq;
+                double tpot = sp.phase == LLM_DECODE ? r.latency_s : 0;
+                if (fmt == 2)
+                    printf("%lld,%lld,%lld,%.9g,%.9g,%.9g,%.6g,%.9g,%llu,%llu,%llu,%llu,%llu,%s\n", (long long)sp.batch,
+                           (long long)seq, (long long)sp.context, r.latency_s, r.tokens_per_s, tpot, r.mfu, r.energy_j,
+                           (unsigned long long)s.weights_bytes, (unsigned long long)s.kv_cache_bytes,
+                           (unsigned long long)s.activation_bytes, (unsigned long long)s.optimizer_bytes,
+                           (unsigned long long)capacity, fits ? "true" : "false");
+                else if (fmt == 1)
+                    printf("%s\n {\"batch\": %lld, \"seq\": %lld, \"context\": %lld, \"latency_s\": %.9g, "
+                           "\"tokens_per_s\": %.9g, \"time_per_output_token_s\": %.9g, \"mfu\": %.6g, \"energy_j\": %.9g, "
+                           "\"memory\": {\"weights_bytes\": %llu, \"kv_cache_bytes\": %llu, \"activation_bytes\": %llu, "
+                           "\"optimizer_bytes\": %llu, \"capacity_bytes\": %llu}, \"fits\": %s}",
+                           row ? "," : "", (long long)sp.batch, (long long)seq, (long long)sp.context, r.latency_s,
+                           r.tokens_per_s, tpot, r.mfu, r.energy_j, (unsigned long long)s.weights_bytes,
+                           (unsigned long long)s.kv_cache_bytes, (unsigned long long)s.activation_bytes,
+                           (unsigned long long)s.optimizer_bytes, (unsigned long long)capacity, fits ? "true" : "false");
+                else
+                    printf("%8lld %8lld %8lld %14.6g %14.6g %10.4g %14.4g %6s\n", (long long)sp.batch, (long long)seq,
+                           (long long)sp.context, r.latency_s * 1e3, r.tokens_per_s, 100 * r.mfu, (double)need / 1e9,
+                           fits ? "yes" : "no");
+                llm_step_free(&s);
+                row++;
+            }
+    if (fmt == 1) puts("]}");
+    return EXIT_OK;
+}
+
 static int parse_pos(const char *opt, const char *v, int64_t *out, int64_t min)
 {
     char *end;
@@ -233,9 +400,11 @@ int cmd_llm(int argc, char **argv)
         {"ep", required_argument, 0, 'e'},      {"model", required_argument, 0, 'm'},
         {"only", required_argument, 0, 'o'},    {"format", required_argument, 0, 'f'},
         {"emit-workload", required_argument, 0, 'w'}, {"list", no_argument, 0, 'l'},
+        {"output-svg-kinds", required_argument, 0, 'K'}, {"output-svg-roofline", required_argument, 0, 'R'},
+        {"sweep", required_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     const char *config = NULL, *hw_name = NULL, *phase = NULL, *format = "table", *only = NULL, *workload = NULL;
-    const char *dtype = "bf16", *kv_dtype = NULL;
+    const char *dtype = "bf16", *kv_dtype = NULL, *svg_kinds = NULL, *svg_roof = NULL, *sweep = NULL;
     int64_t context = -1;
     llm_step_spec sp = {LLM_DECODE, 1, 2048, 0, OPM_BF16, OPM_BF16, 1, 1, 1, "extended_roofline", 0};
     int ch, rc;
@@ -257,6 +426,9 @@ int cmd_llm(int argc, char **argv)
         case 'o': only = optarg; break;
         case 'f': format = optarg; break;
         case 'w': workload = optarg; break;
+        case 'K': svg_kinds = optarg; break;
+        case 'R': svg_roof = optarg; break;
+        case 'S': sweep = optarg; break;
         case 'l':
             for (size_t i = 0; i < llm_config_builtin_count(); i++) puts(llm_config_builtin_name(i));
             return EXIT_OK;
@@ -291,15 +463,27 @@ int cmd_llm(int argc, char **argv)
         llm_config_free(c);
         return cli_fail(&err);
     }
+    const opm_memory_level *hbm = opm_hardware_find_level(hw, "hbm");
+    if (!hbm && opm_hardware_level_count(hw)) hbm = opm_hardware_level(hw, opm_hardware_level_count(hw) - 1);
+    uint64_t capacity = hbm ? (uint64_t)hbm->size_bytes : 0;
+    if (sweep) {
+        sweep_axis ax[3] = {{0}};
+        rc = svg_kinds || svg_roof || workload
+                 ? cli_usage("--sweep writes one row per point: --output-svg-* and --emit-workload take one step")
+                 : parse_sweep(sweep, ax);
+        const int64_t one[3] = {sp.batch, sp.context, sp.seq};
+        for (int i = 0; i < 3 && !rc; i++)
+            if (!ax[i].n && axis_push(&ax[i], one[i])) rc = cli_usage("--sweep: out of memory");
+        if (!rc) rc = run_sweep(c, hw, sp, ax, fmt, capacity);
+        for (int i = 0; i < 3; i++) free(ax[i].v);
+        goto out;
+    }
     llm_step s;
     rc = EXIT_OK;
     if (llm_step_build(c, &sp, &s, &err)) {
         rc = cli_fail(&err);
         goto out;
     }
-    const opm_memory_level *hbm = opm_hardware_find_level(hw, "hbm");
-    if (!hbm && opm_hardware_level_count(hw)) hbm = opm_hardware_level(hw, opm_hardware_level_count(hw) - 1);
-    uint64_t capacity = hbm ? (uint64_t)hbm->size_bytes : 0;
     uint64_t need = s.weights_bytes + s.kv_cache_bytes + s.activation_bytes + s.optimizer_bytes;
     if (capacity && need > capacity) {
         fprintf(stderr,
@@ -319,6 +503,18 @@ int cmd_llm(int argc, char **argv)
     rollup r;
     roll(&s, &sp, hw, &r);
     if (workload && (rc = emit_workload(workload, &s))) goto out_step;
+    if (svg_kinds || svg_roof) {
+        char title[160];
+        snprintf(title, sizeof title, "%s %s on %s (%s), batch %lld, tp %lld pp %lld ep %lld", llm_config_name(c),
+                 phase, opm_hardware_name(hw), sp.model, (long long)sp.batch, (long long)sp.tp, (long long)sp.pp,
+                 (long long)sp.ep);
+        if (svg_kinds &&
+            (rc = write_svg("--output-svg-kinds", svg_kinds, llm_svg_kinds(&s, title, &err), &err)))
+            goto out_step;
+        if (svg_roof &&
+            (rc = write_svg("--output-svg-roofline", svg_roof, llm_svg_roofline(&s, hw, sp.dtype, title, &err), &err)))
+            goto out_step;
+    }
     if (fmt == 1) print_json(c, hw, &s, &sp, &r, capacity);
     else if (fmt == 2) print_csv(&s);
     else print_table(c, hw, &s, &sp, &r, capacity);

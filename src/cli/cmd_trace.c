@@ -15,11 +15,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli.h"
+#include "opmodel/trace_analysis.h"
 
 static const char help[] =
     "usage: opmodel trace report TRACE [--hardware NAME|FILE] [--model NAME]\n"
     "                            [--format table|csv|json] [--instances] [--top N] [--output-dir DIR]\n"
     "                            [--capture CAPTURE_TRACE|DIR] [--window START_MS:END_MS]\n"
+    "                            [--iterations] [--kernel-hints]\n"
+    "       opmodel trace report DIR | --ranks TRACE0 TRACE1 ... [--format table|json] [--top N]\n"
     "\n"
     "Measured GPU time of every op in a PyTorch profiler trace (Chrome-trace JSON, plain or gzip,\n"
     "- for stdin), grouped by op name and call parameters, beside the FLOPs and bytes the op\n"
@@ -38,6 +41,17 @@ static const char help[] =
     "                        (or a folder holding exactly one); kernels replayed by graph launches\n"
     "                        are attributed to the ops captured (see docs/trace.md, Graph traces)\n"
     "  --window A:B          only events wholly inside [A, B] ms from the trace's first event\n"
+    "  --iterations          also the run's repeated iterations (ProfilerStep# ranges, else the\n"
+    "                        period of the kernel sequence): count, time per iteration, the outlier\n"
+    "  --kernel-hints        with a hardware: GEMM groups predicted with the tile, stages and split-K\n"
+    "                        their kernel's name gives, next to the model's own choice\n"
+    "                        (--model, default extended_roofline for this section)\n"
+    "  DIR, --ranks          a distributed run, one trace per rank (DIR: its .json/.json.gz files,\n"
+    "                        rank = file order, digits compared as numbers): collectives matched\n"
+    "                        across ranks with bytes, bus bandwidth, skew and the slowest rank, and\n"
+    "                        each rank's exposed communication (docs/trace.md, Multi-rank)\n"
+    "  (--iterations and --kernel-hints add to the table and the JSON, keys \"iterations\" and\n"
+    "   \"kernel_hints\"; CSV is unchanged)\n"
     "\n"
     "In the table, # is the group's index in the JSON groups and CSV rows (instances.csv's group).\n"
     "Exit status: 0 ok, 2 usage or input error (one line on stderr, nothing on stdout).\n";
@@ -48,6 +62,12 @@ typedef struct report_opts {
     double win_start_ms, win_end_ms;
     size_t top;
     int instances;
+    int iterations, kernel_hints;
+    int ranks;                    /* --ranks: every positional argument is a rank's trace */
+    char **files;                 /* the positional arguments */
+    int n_files;
+    /* Filled by cmd_report: the extra sections, as JSON and table text. */
+    char *extra_json, *extra_table;
 } report_opts;
 
 static int parse_top(const char *s, size_t *top)
@@ -85,6 +105,8 @@ static int parse_report_args(int argc, char **argv, report_opts *o)
         {"format", required_argument, 0, 'f'},     {"output-dir", required_argument, 0, 'o'},
         {"top", required_argument, 0, 't'},        {"instances", no_argument, 0, 'i'},
         {"capture", required_argument, 0, 'c'},    {"window", required_argument, 0, 'w'},
+        {"iterations", no_argument, 0, 'I'},       {"kernel-hints", no_argument, 0, 'K'},
+        {"ranks", no_argument, 0, 'R'},
         {"help", no_argument, 0, 'h'},             {0, 0, 0, 0},
     };
     *o = (report_opts){.format = "table", .top = 20};
@@ -102,6 +124,9 @@ static int parse_report_args(int argc, char **argv, report_opts *o)
             break;
         case 'i': o->instances = 1; break;
         case 'c': o->capture = optarg; break;
+        case 'I': o->iterations = 1; break;
+        case 'K': o->kernel_hints = 1; break;
+        case 'R': o->ranks = 1; break;
         case 'w':
             if (parse_window(optarg, o)) return EXIT_USAGE;
             break;
@@ -112,8 +137,11 @@ static int parse_report_args(int argc, char **argv, report_opts *o)
         }
     }
     if (optind >= argc) return cli_usage("trace report: expected a trace file (see `opmodel trace report --help`)");
-    o->trace = argv[optind++];
-    if (optind < argc) return cli_usage("trace report: unexpected argument '%s'", argv[optind]);
+    o->trace = argv[optind];
+    o->files = argv + optind;
+    o->n_files = argc - optind;
+    optind++;
+    if (optind < argc && !o->ranks) return cli_usage("trace report: unexpected argument '%s'", argv[optind]);
     if (strcmp(o->format, "table") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
         return cli_usage("--format: expected table, csv or json, got '%s'", o->format);
     if (o->instances && !o->out_dir && strcmp(o->format, "csv"))
@@ -192,14 +220,60 @@ static char *join(const char *dir, const char *name)
     return p;
 }
 
+static void oom(opm_error *err)
+{
+    opm_error_clear(err);
+    err->code = OPM_ENOMEM;
+    snprintf(err->message, sizeof err->message, "out of memory");
+}
+
+/* The report's JSON, with the extra sections (--iterations,
+ * --kernel-hints) as keys after all of the report's own. */
+static char *report_json(const report_opts *o, const opm_trace_report *r, opm_error *err)
+{
+    char *j = opm_trace_report_to_json(r, err);
+    if (!j || !o->extra_json) return j;
+    char *close = strrchr(j, '}');
+    if (!close) return j;
+    size_t head = (size_t)(close - j);
+    while (head && (j[head - 1] == '\n' || j[head - 1] == ' ')) head--;
+    size_t len = head + strlen(o->extra_json) + strlen(close) + 8;
+    char *out = malloc(len);
+    if (!out) {
+        free(j);
+        oom(err);
+        return NULL;
+    }
+    snprintf(out, len, "%.*s,\n%s\n%s", (int)head, j, o->extra_json, close);
+    free(j);
+    return out;
+}
+
+/* The report's table, then the extra sections. */
+static char *report_table(const report_opts *o, const opm_trace_report *r, opm_error *err)
+{
+    char *t = opm_trace_report_to_table(r, o->top, err);
+    if (!t || !o->extra_table) return t;
+    size_t len = strlen(t) + strlen(o->extra_table) + 2;
+    char *out = malloc(len);
+    if (!out) {
+        free(t);
+        oom(err);
+        return NULL;
+    }
+    snprintf(out, len, "%s\n%s", t, o->extra_table);
+    free(t);
+    return out;
+}
+
 static int emit_dir(const report_opts *o, const opm_trace_report *r, const char *note, opm_error *err)
 {
     static const char *const names[5] = {"report.json", "groups.csv", "instances.csv", "report.txt", "roofline.svg"};
     char *text[5] = {NULL}, *path[5] = {NULL};
     size_t n = opm_trace_report_hardware(r) ? 5 : 4;
     int rc = 0;
-    if (!(text[0] = opm_trace_report_to_json(r, err)) || !(text[1] = opm_trace_report_to_csv(r, 0, err)) ||
-        !(text[2] = opm_trace_report_to_csv(r, 1, err)) || !(text[3] = opm_trace_report_to_table(r, o->top, err)) ||
+    if (!(text[0] = report_json(o, r, err)) || !(text[1] = opm_trace_report_to_csv(r, 0, err)) ||
+        !(text[2] = opm_trace_report_to_csv(r, 1, err)) || !(text[3] = report_table(o, r, err)) ||
         (n == 5 && !(text[4] = opm_trace_report_to_svg(r, err))))
         rc = cli_fail(err);
     cli_output outs[5];
@@ -228,9 +302,9 @@ static int emit_dir(const report_opts *o, const opm_trace_report *r, const char 
 static int emit_stdout(const report_opts *o, const opm_trace_report *r, const char *note, opm_error *err)
 {
     char *text;
-    if (!strcmp(o->format, "json")) text = opm_trace_report_to_json(r, err);
+    if (!strcmp(o->format, "json")) text = report_json(o, r, err);
     else if (!strcmp(o->format, "csv")) text = opm_trace_report_to_csv(r, o->instances, err);
-    else text = opm_trace_report_to_table(r, o->top, err);
+    else text = report_table(o, r, err);
     if (!text) return cli_fail(err);
     print_note(note);
     fputs(text, stdout);
@@ -298,31 +372,191 @@ static int prepare_trace(const report_opts *o, opm_trace *t, opm_error *err)
     return rc;
 }
 
+/* Appends "  \"key\": text" to the extra JSON and the table text to the
+ * extra table; both texts are freed. */
+static int add_extra(report_opts *o, const char *key, char *json, char *table)
+{
+    size_t jl = (o->extra_json ? strlen(o->extra_json) : 0) + strlen(key) + strlen(json) + 16;
+    size_t tl = (o->extra_table ? strlen(o->extra_table) : 0) + strlen(table) + 2;
+    char *j = malloc(jl), *t = malloc(tl);
+    if (j) snprintf(j, jl, "%s%s  \"%s\": %s", o->extra_json ? o->extra_json : "", o->extra_json ? ",\n" : "", key, json);
+    if (t) snprintf(t, tl, "%s%s%s", o->extra_table ? o->extra_table : "", o->extra_table ? "\n" : "", table);
+    free(json);
+    free(table);
+    free(o->extra_json);
+    free(o->extra_table);
+    o->extra_json = j;
+    o->extra_table = t;
+    return j && t ? 0 : cli_usage("out of memory");
+}
+
+static int add_iterations(report_opts *o, const opm_trace *t, opm_error *err)
+{
+    opm_trace_iterations *it = opm_trace_iterations_new(t, err);
+    if (!it) return cli_fail(err);
+    char *j = opm_trace_iterations_to_json(it, err), *tb = j ? opm_trace_iterations_to_table(it, err) : NULL;
+    opm_trace_iterations_free(it);
+    if (!tb) {
+        free(j);
+        return cli_fail(err);
+    }
+    return add_extra(o, "iterations", j, tb);
+}
+
+static int add_kernel_hints(report_opts *o, const opm_trace_report *r, const opm_hardware *hw, opm_error *err)
+{
+    const char *model = o->model && strcmp(o->model, "roofline") ? o->model : NULL;
+    opm_trace_kernel_checks *c = opm_trace_kernel_checks_new(r, hw, model, err);
+    if (!c) return cli_fail(err);
+    char *j = opm_trace_kernel_checks_to_json(c, r, err), *tb = j ? opm_trace_kernel_checks_to_table(c, r, err) : NULL;
+    opm_trace_kernel_checks_free(c);
+    if (!tb) {
+        free(j);
+        return cli_fail(err);
+    }
+    return add_extra(o, "kernel_hints", j, tb);
+}
+
+/* Natural order: digit runs compare as numbers (rank2 before rank10). */
+static int natural_cmp(const char *a, const char *b)
+{
+    while (*a && *b) {
+        if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
+            while (*a == '0') a++;
+            while (*b == '0') b++;
+            size_t la = strspn(a, "0123456789"), lb = strspn(b, "0123456789");
+            if (la != lb) return la < lb ? -1 : 1;
+            int c = strncmp(a, b, la);
+            if (c) return c;
+            a += la;
+            b += lb;
+            continue;
+        }
+        if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+        a++, b++;
+    }
+    return *a ? 1 : *b ? -1 : 0;
+}
+
+static int cmp_natural(const void *a, const void *b)
+{
+    return natural_cmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* DIR's trace files, in natural order; *paths and its strings malloc'ed. */
+static int dir_traces(const char *dir, char ***paths, size_t *n)
+{
+    *paths = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d) return cli_usage("%s: cannot open folder: %s", dir, strerror(errno));
+    struct dirent *de;
+    size_t cap = 0;
+    int rc = 0;
+    while (!rc && (de = readdir(d))) {
+        if (!is_trace_name(de->d_name) || !strcmp(de->d_name, "execution_details.json")) continue;
+        if (*n == cap) {
+            size_t nc = cap ? cap * 2 : 8;
+            char **p = realloc(*paths, nc * sizeof *p);
+            if (!p) {
+                rc = cli_usage("out of memory");
+                break;
+            }
+            *paths = p;
+            cap = nc;
+        }
+        if (!((*paths)[*n] = join(dir, de->d_name))) rc = cli_usage("out of memory");
+        else (*n)++;
+    }
+    closedir(d);
+    if (!rc && !*n) rc = cli_usage("trace report: %s holds no .json or .json.gz trace", dir);
+    if (!rc) qsort(*paths, *n, sizeof **paths, cmp_natural);
+    return rc;
+}
+
+static int cmd_ranks(const report_opts *o, char **paths, size_t n)
+{
+    if (strcmp(o->format, "table") && strcmp(o->format, "json"))
+        return cli_usage("--format: a multi-rank report is table or json, got '%s'", o->format);
+    if (o->out_dir || o->capture || o->has_window || o->iterations || o->kernel_hints || o->instances)
+        return cli_usage("trace report: a multi-rank report takes only --format and --top");
+    opm_error err;
+    opm_error_clear(&err);
+    opm_trace **t = calloc(n, sizeof *t);
+    if (!t) return cli_usage("out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!(t[i] = opm_trace_read_file(paths[i], &err))) rc = cli_fail(&err);
+    opm_trace_ranks *r = NULL;
+    if (!rc && !(r = opm_trace_ranks_new((const opm_trace *const *)t, n, &err))) rc = cli_fail(&err);
+    for (size_t i = 0; i < n; i++) opm_trace_free(t[i]);
+    free(t);
+    if (rc) return rc;
+    char *text = !strcmp(o->format, "json") ? opm_trace_ranks_to_json(r, &err) : opm_trace_ranks_to_table(r, o->top, &err);
+    opm_trace_ranks_free(r);
+    if (!text) return cli_fail(&err);
+    fputs(text, stdout);
+    free(text);
+    if (fflush(stdout)) return cli_usage("stdout: write error");
+    return EXIT_OK;
+}
+
+/* `trace report DIR` or `--ranks T0 T1 ...`; returns -1 when the arguments
+ * name one trace (the ordinary report). */
+static int maybe_ranks(const report_opts *o)
+{
+    struct stat st;
+    if (!o->ranks && (strcmp(o->trace, "-") == 0 || stat(o->trace, &st) || !S_ISDIR(st.st_mode))) return -1;
+    if (!o->ranks) {
+        char **paths;
+        size_t n;
+        int rc = dir_traces(o->trace, &paths, &n);
+        if (!rc) rc = cmd_ranks(o, paths, n);
+        for (size_t i = 0; paths && i < n; i++) free(paths[i]);
+        free(paths);
+        return rc;
+    }
+    for (int i = 0; i < o->n_files; i++)
+        if (!strcmp(o->files[i], "-")) return cli_usage("--ranks: each rank's trace must be a file, not stdin");
+    return cmd_ranks(o, o->files, (size_t)o->n_files);
+}
+
 static int cmd_report(int argc, char **argv)
 {
     report_opts o;
     int rc = parse_report_args(argc, argv, &o);
     if (rc) return rc < 0 ? EXIT_OK : rc;
+    if ((rc = maybe_ranks(&o)) >= 0) return rc;
     opm_error err;
     opm_error_clear(&err);
     opm_trace *t = opm_trace_read_file(o.trace, &err);
     if (!t) return cli_fail(&err);
-    if ((rc = prepare_trace(&o, t, &err))) {
+    if ((rc = prepare_trace(&o, t, &err)) || (o.iterations && (rc = add_iterations(&o, t, &err)))) {
         opm_trace_free(t);
+        free(o.extra_json);
+        free(o.extra_table);
         return rc;
     }
     opm_hardware *hw;
     char note[OPM_ERROR_MESSAGE_MAX + 128];
     if (pick_hardware(t, o.hw_name, &hw, note, sizeof note, &err)) {
         opm_trace_free(t);
+        free(o.extra_json);
+        free(o.extra_table);
         return cli_fail(&err);
     }
     opm_trace_report *r = opm_trace_report_new(t, hw, o.model, &err);
     opm_trace_free(t);
+    if (!r) rc = cli_fail(&err);
+    else if (o.kernel_hints && !hw)
+        rc = cli_usage("--kernel-hints: needs a hardware (give --hardware; the trace's GPU was not recognised)");
+    else if (o.kernel_hints)
+        rc = add_kernel_hints(&o, r, hw, &err);
     opm_hardware_free(hw);
-    if (!r) return cli_fail(&err);
-    rc = o.out_dir ? emit_dir(&o, r, note, &err) : emit_stdout(&o, r, note, &err);
+    if (!rc) rc = o.out_dir ? emit_dir(&o, r, note, &err) : emit_stdout(&o, r, note, &err);
     opm_trace_report_free(r);
+    free(o.extra_json);
+    free(o.extra_table);
     return rc;
 }
 

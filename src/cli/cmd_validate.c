@@ -111,6 +111,21 @@ static void json_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_v
         sb_printf(b, ": %.3f", v->group_overhead_s[g] * 1e6);
     }
     sb_putc(b, '}');
+    if (v->energy.n) {
+        sb_printf(b, ",\n  \"energy\": {\"rows\": %zu, \"overall\": ", v->energy.n);
+        cli_json_stats(b, &v->energy);
+        sb_puts(b, ", \"by_hardware\": {");
+        int f = 1;
+        for (size_t h = 0; h < ds->n_hw; h++) {
+            if (!v->energy_by_hw[h].n) continue;
+            sb_puts(b, f ? "" : ", ");
+            sb_json_string(b, ds->hw_names[h]);
+            sb_puts(b, ": ");
+            cli_json_stats(b, &v->energy_by_hw[h]);
+            f = 0;
+        }
+        sb_puts(b, "}}");
+    }
 }
 
 void cli_table_stats_line(strbuf *b, const char *label, const opm_err_stats *s)
@@ -139,6 +154,13 @@ static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_
     for (size_t g = 0; g < ds->n_groups; g++)
         sb_printf(b, " %s=%.2f", ds->group_names[g], v->group_overlap_s[g] * 1e6);
     sb_putc(b, '\n');
+    if (v->energy.n) {
+        sb_printf(b, "  %-22s %7s %8s %8s %8s %8s %8s\n", "energy", "rows", "mape%", "median%", "p90%", "geomean",
+                  "signed%");
+        cli_table_stats_line(b, "overall", &v->energy);
+        for (size_t h = 0; h < ds->n_hw; h++)
+            if (v->energy_by_hw[h].n) cli_table_stats_line(b, ds->hw_names[h], &v->energy_by_hw[h]);
+    }
 }
 
 /* The per-row CSV, appended to b. */
@@ -276,14 +298,14 @@ int cmd_validate_gemm_latency(int argc, char **argv)
     for (size_t j = 0; j < nv && rc == EXIT_OK; j++) {
         base[j] = malloc((ds.n_rows + 1) * sizeof *base[j]);
         if (!base[j]) { rc = cli_usage("out of memory"); break; }
-        opm_gemm_validate_opts o = {models[j], calibrate, -1, overlap};
+        opm_gemm_validate_opts o = {models[j], calibrate, -1, overlap, !kernel_col};
         if (opm_gemm_base_predictions(&ds, models[j], kernel_col, base[j], &err) ||
             opm_gemm_validate(&ds, &o, base[j], &vs[j], &err)) {
             rc = cli_fail(&err);
             break;
         }
         if (!calibrate) continue;
-        opm_gemm_validate_opts uo = {models[j], 0, -1, overlap};
+        opm_gemm_validate_opts uo = {models[j], 0, -1, overlap, !kernel_col};
         if (opm_gemm_validate(&ds, &uo, base[j], &us[j], &err)) {
             rc = cli_fail(&err);
             break;

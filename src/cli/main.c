@@ -19,8 +19,11 @@ static const char usage[] =
     "  validate               score a model on measured latencies and energies of any op kind (JSONL)\n"
     "  validate-gemm-latency  score GEMM latency models on measured CSVs (fixed overhead calibrated)\n"
     "  calibrate              fit one hardware's efficiency and overhead parameters to measurements\n"
+    "  calibrate-energy       fit one hardware's energy coefficients to measured energies (JSONL)\n"
     "  trace report           measured kernels of a PyTorch profiler trace beside the model\n"
     "  llm                    one prefill, decode or training step of a whole model (configs/models)\n"
+    "  workload               a whole op sequence (JSONL, EnergAIzer kernel list, trace) summed: time, energy\n"
+    "  validate-artifact      whole-workload time and energy against the EnergAIzer end-to-end runs\n"
     "\n"
     "Run `opmodel <command> --help` for a command's options.  `opmodel --version` prints the version.\n"
     "Exit status: 0 ok, 1 some batch lines failed, 2 usage or input error.\n";
@@ -82,7 +85,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "validate")) return cmd_validate(argc - 1, argv + 1);
     if (!strcmp(cmd, "validate-gemm-latency")) return cmd_validate_gemm_latency(argc - 1, argv + 1);
     if (!strcmp(cmd, "calibrate")) return cmd_calibrate(argc - 1, argv + 1);
+    if (!strcmp(cmd, "calibrate-energy")) return cmd_calibrate_energy(argc - 1, argv + 1);
     if (!strcmp(cmd, "trace")) return cmd_trace(argc - 1, argv + 1);
     if (!strcmp(cmd, "llm")) return cmd_llm(argc - 1, argv + 1);
+    if (!strcmp(cmd, "workload")) return cmd_workload(argc - 1, argv + 1);
+    if (!strcmp(cmd, "validate-artifact")) return cmd_validate_artifact(argc - 1, argv + 1);
     return cli_usage("unknown command '%s' (see `opmodel --help`)", cmd);
 }

@@ -27,6 +27,12 @@ struct opm_op {
     size_t n_tensors, cap_tensors;
     attr *attrs;
     size_t n_attrs, cap_attrs;
+    /* Counts computed once when a builder finishes the op (opm_op_finalize):
+     * a roofline prediction is otherwise half counting.  Written only by
+     * functions that take a non-const op, so concurrent predictions on one
+     * finished op only read it; every mutator clears it. */
+    opm_counts counts;
+    int counts_ok;
 };
 
 static char *dupstr(const char *s)
@@ -101,6 +107,7 @@ int opm_op_add_tensor(opm_op *op, opm_role role, const int64_t *shape, int rank,
             return opm_err(err, OPM_EINVAL, "shape",
                            "expected positive dimensions, got %lld at position %d",
                            (long long)shape[d], d);
+    op->counts_ok = 0;
     if (op->n_tensors == op->cap_tensors) {
         size_t cap = op->cap_tensors ? op->cap_tensors * 2 : 4;
         opm_tensor *t = realloc(op->tensors, cap * sizeof *t);
@@ -146,13 +153,14 @@ static int unknown_attr(const opm_kind_def *def, const char *key, opm_error *err
  * them), their "key[i]" entries, dtype and out_dtype. */
 static int key_known(const opm_kind_def *def, const char *key)
 {
-    if (opm_kind_find_attr(def, key)) return 1;
-    if (!def->from_short) return 0;
-    if (strcmp(key, "dtype") == 0 || strcmp(key, "out_dtype") == 0) return 1;
-    size_t n = strcspn(key, "[");
-    for (const opm_attr_def *a = def->short_keys; a && a->key; a++)
-        if (strncmp(a->key, key, n) == 0 && a->key[n] == '\0') return 1;
-    return 0;
+    /* The short-form keys first: a short form sets those most (m, n, k). */
+    if (def->from_short) {
+        size_t n = strcspn(key, "[");
+        for (const opm_attr_def *a = def->short_keys; a && a->key; a++)
+            if (a->key[0] == key[0] && strncmp(a->key, key, n) == 0 && a->key[n] == '\0') return 1;
+        if (strcmp(key, "dtype") == 0 || strcmp(key, "out_dtype") == 0) return 1;
+    }
+    return opm_kind_find_attr(def, key) != NULL;
 }
 
 static attr *slot(opm_op *op, const char *key, opm_error *err)
@@ -167,6 +175,7 @@ static attr *slot(opm_op *op, const char *key, opm_error *err)
         return NULL;
     }
     opm_error_clear(err);
+    op->counts_ok = 0;
     attr *a = find_attr(op, key);
     if (a) {
         attr_clear(a);
@@ -247,6 +256,7 @@ int opm_op_unset(opm_op *op, const char *key)
 {
     attr *a = find_attr(op, key);
     if (!a) return 0;
+    op->counts_ok = 0;
     attr_clear(a);
     size_t idx = (size_t)(a - op->attrs);
     memmove(a, a + 1, (op->n_attrs - idx - 1) * sizeof *a);
@@ -257,6 +267,7 @@ int opm_op_unset(opm_op *op, const char *key)
 int opm_op_set_phase(opm_op *op, opm_phase phase)
 {
     if ((unsigned)phase >= OPM_PHASE_COUNT) return OPM_EINVAL;
+    op->counts_ok = 0;
     op->phase = phase;
     return 0;
 }
@@ -282,6 +293,8 @@ opm_op *opm_op_clone(const opm_op *op, opm_error *err)
         }
         if (rc) goto fail;
     }
+    c->counts = op->counts; /* the same tensors and attributes count the same */
+    c->counts_ok = op->counts_ok;
     return c;
 fail:
     opm_op_free(c);
@@ -300,6 +313,7 @@ const opm_tensor *opm_op_tensor(const opm_op *op, size_t i)
 
 opm_tensor *opm_op_tensor_mut(opm_op *op, size_t i)
 {
+    op->counts_ok = 0; /* the caller rewrites it; opm_op_cache_counts after */
     return i < op->n_tensors ? &op->tensors[i] : NULL;
 }
 
@@ -432,9 +446,8 @@ int opm_op_validate(const opm_op *op, opm_error *err)
     return def->validate(op, err);
 }
 
-int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
+static int count_now(const opm_op *op, opm_counts *out, opm_error *err)
 {
-    opm_error_clear(err);
     memset(out, 0, sizeof *out);
     int rc = op->def->count(op, out, err);
     if (rc) return rc;
@@ -446,4 +459,29 @@ int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
             if (!ok) return opm_err(err, OPM_EOVERFLOW, NULL, "workspace bytes overflow 64 bits");
         }
     return 0;
+}
+
+int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
+{
+    opm_error_clear(err);
+    if (op->counts_ok) {
+        *out = op->counts;
+        return 0;
+    }
+    return count_now(op, out, err);
+}
+
+void opm_op_cache_counts(opm_op *op)
+{
+    opm_error scratch;
+    op->counts_ok = 0;
+    /* A count that fails is not cached: opm_op_count reports it each time. */
+    if (count_now(op, &op->counts, &scratch) == 0) op->counts_ok = 1;
+}
+
+int opm_op_finalize(opm_op *op, opm_error *err)
+{
+    int rc = opm_op_validate(op, err);
+    if (rc == 0) opm_op_cache_counts(op);
+    return rc;
 }

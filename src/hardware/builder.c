@@ -251,5 +251,60 @@ opm_hardware *opm_hardware_builder_build(const opm_hardware_builder *b, opm_erro
         return NULL;
     }
     if (opm_hw_check(&b->hw, err)) return NULL;
-    return opm_hardware_clone(&b->hw, err);
+    opm_hardware *hw = opm_hardware_clone(&b->hw, err);
+    /* The TDP rule's stand-in J/FLOP, as the loader fills it. */
+    if (hw) opm_hw_derive_energy(hw);
+    return hw;
+}
+
+int opm_hardware_builder_set_table(opm_hardware_builder *b, const char *table, size_t n, const double *clock_hz,
+                                   const double *values, opm_error *err)
+{
+    opm_error_clear(err);
+    if (!b || !table) return opm_err(err, OPM_EINVAL, "table", "expected a builder and a table name");
+    int idle = !strcmp(table, "idle_power");
+    if (!idle && strcmp(table, "supply_voltage"))
+        return opm_err(err, OPM_EINVAL, "table", "expected idle_power or supply_voltage, got '%.40s'", table);
+    if (n > HW_TABLE_MAX) return opm_err(err, OPM_EINVAL, table, "expected at most %d points, got %zu", HW_TABLE_MAX, n);
+    if (n && (!clock_hz || !values)) return opm_err(err, OPM_EINVAL, table, "expected clock and value arrays");
+    for (size_t i = 0; i < n; i++) {
+        if (!(clock_hz[i] > 0) || !isfinite(clock_hz[i]) || (i && !(clock_hz[i] > clock_hz[i - 1])))
+            return opm_err(err, OPM_EINVAL, table, "point %zu: expected a positive clock above the previous one, got %.17g",
+                           i, clock_hz[i]);
+        if (!(values[i] > 0) || !isfinite(values[i]))
+            return opm_err(err, OPM_EINVAL, table, "point %zu: expected a positive value, got %.17g", i, values[i]);
+    }
+    double *x = idle ? b->hw.idle_clock_hz : b->hw.volt_clock_hz, *y = idle ? b->hw.idle_w : b->hw.volt;
+    for (size_t i = 0; i < n; i++) {
+        x[i] = clock_hz[i];
+        y[i] = values[i];
+    }
+    if (idle) b->hw.n_idle = n;
+    else b->hw.n_volt = n;
+    return 0;
+}
+
+int opm_hardware_builder_set_interconnect(opm_hardware_builder *b, const opm_interconnect *link, opm_error *err)
+{
+    opm_error_clear(err);
+    if (!b) return opm_err(err, OPM_EINVAL, "interconnect", "expected a builder");
+    if (!link) {
+        memset(&b->hw.link, 0, sizeof b->hw.link);
+        b->hw.has_link = 0;
+        return 0;
+    }
+    if (!(link->bandwidth_bytes_per_s > 0) || !isfinite(link->bandwidth_bytes_per_s))
+        return opm_err(err, OPM_EINVAL, "interconnect.bandwidth_bytes_per_s", "expected a positive number, got %.17g",
+                       link->bandwidth_bytes_per_s);
+    if (!(link->latency_s >= 0) || !isfinite(link->latency_s))
+        return opm_err(err, OPM_EINVAL, "interconnect.latency_s", "expected a non-negative number, got %.17g",
+                       link->latency_s);
+    if (!(link->domain_devices >= 0) || link->domain_devices != floor(link->domain_devices) || link->domain_devices > 1e9)
+        return opm_err(err, OPM_EINVAL, "interconnect.domain_devices", "expected a whole number of devices, got %.17g",
+                       link->domain_devices);
+    if (!memchr(link->name, '\0', sizeof link->name))
+        return opm_err(err, OPM_EINVAL, "interconnect.name", "expected a NUL-terminated name under 32 bytes");
+    b->hw.link = *link;
+    b->hw.has_link = 1;
+    return 0;
 }

@@ -101,6 +101,77 @@ const char *opm_hw_fraction_expected(double v)
     return v > 0 && v <= 1 ? NULL : "a utilization in (0, 1]";
 }
 
+/* Linear interpolation in a table ascending by clock, held flat past its
+ * ends (a clock outside the measured range gets the nearest measurement). */
+static double table_at(const double *x, const double *y, size_t n, double at)
+{
+    if (n == 0) return 0;
+    if (at <= x[0]) return y[0];
+    if (at >= x[n - 1]) return y[n - 1];
+    size_t lo = 0, hi = n - 1;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (x[mid] <= at) lo = mid;
+        else hi = mid;
+    }
+    double t = (at - x[lo]) / (x[hi] - x[lo]);
+    return y[lo] + t * (y[hi] - y[lo]);
+}
+
+double opm_hw_voltage(const opm_hardware *hw, double clock_hz)
+{
+    return table_at(hw->volt_clock_hz, hw->volt, hw->n_volt, clock_hz);
+}
+
+/* Without a table, idle power falls with the clock toward a floor: the
+ * clock-independent part (memory, board, fans, leakage at the lowest
+ * voltage) plus a part growing as f³ (V²f with V roughly ∝ f).  The floor
+ * is the lowest-clock idle power over the top-clock one in the three
+ * measured EnergAIzer tables: A100 PCIe 44.47/67.34 = 0.66, A100 SXM
+ * 60.28/82.29 = 0.73, H100 72.10/120.14 = 0.60; their median. */
+#define IDLE_POWER_FLOOR_FRACTION 0.66
+
+/* Without a measured idle power, the board's idle at its quoted clock is
+ * this fraction of tdp_w: the measured idle/TDP of the A100 PCIe
+ * (67.34/250 = 0.27), A100 SXM (82.29/400 = 0.21) and H100 SXM
+ * (120.14/700 = 0.17); their median. */
+#define IDLE_TDP_FRACTION 0.21
+
+static double idle_at(const opm_hardware *hw, double clock_hz, int tdp_rule)
+{
+    double f = clock_hz > 0 ? clock_hz : hw->cparam[CP_CLOCK_HZ];
+    if (hw->n_idle) return table_at(hw->idle_clock_hz, hw->idle_w, hw->n_idle, f);
+    double p0 = hw->has_static_power ? hw->static_power_w : tdp_rule && hw->has_tdp ? IDLE_TDP_FRACTION * hw->tdp_w : 0;
+    double f0 = hw->static_power_clock_hz > 0 ? hw->static_power_clock_hz : hw->cparam[CP_CLOCK_HZ];
+    double r = f / f0;
+    return p0 * (IDLE_POWER_FLOOR_FRACTION + (1 - IDLE_POWER_FLOOR_FRACTION) * r * r * r);
+}
+
+double opm_hardware_idle_power_w(const opm_hardware *hw, double clock_hz) { return idle_at(hw, clock_hz, 1); }
+double opm_hw_measured_idle_w(const opm_hardware *hw, double clock_hz) { return idle_at(hw, clock_hz, 0); }
+
+int opm_hardware_has_idle_power(const opm_hardware *hw) { return hw->n_idle > 0 || hw->has_static_power || hw->has_tdp; }
+int opm_hardware_idle_power_is_measured(const opm_hardware *hw) { return hw->n_idle > 0 || hw->has_static_power; }
+
+void opm_hw_derive_energy(opm_hardware *hw)
+{
+    memset(hw->derived_j_per_flop, 0, sizeof hw->derived_j_per_flop);
+    double budget = hw->tdp_w - opm_hardware_idle_power_w(hw, 0);
+    if (!hw->has_tdp || !(budget > 0)) return;
+    for (int e = 0; e < 2; e++)
+        for (int d = 0; d < OPM_DTYPE_COUNT; d++) {
+            double peak = hw->maps[e ? HM_VECTOR_FLOPS : HM_TENSOR_FLOPS][d];
+            if (peak > 0 && hw->maps[e ? HM_VECTOR_ENERGY : HM_TENSOR_ENERGY][d] <= 0)
+                hw->derived_j_per_flop[e][d] = budget / peak;
+        }
+}
+
+const char *opm_hardware_gemm_selection_objective(const opm_hardware *hw)
+{
+    static const char *const names[] = {"latency", "energy", "edp"};
+    return names[hw->gemm_objective >= 0 && hw->gemm_objective <= 2 ? hw->gemm_objective : 0];
+}
+
 void opm_hw_init(opm_hardware *hw)
 {
     memset(hw, 0, sizeof *hw);
@@ -287,6 +358,26 @@ opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, o
     /* On-chip levels run on the core clock; DRAM has its own. */
     for (size_t i = 0; i < c->n_levels; i++)
         if (strcmp(c->levels[i].name, "hbm") != 0) c->levels[i].bandwidth_bytes_per_s *= clock_hz / base;
+    /* Dynamic energy per FLOP and per on-chip byte is C·V²: it follows the
+     * square of the supply voltage, when the description has a table.
+     * DRAM has its own supply. */
+    double v0 = opm_hw_voltage(hw, base), v1 = opm_hw_voltage(hw, clock_hz);
+    if (v0 > 0 && v1 > 0) {
+        double s = (v1 / v0) * (v1 / v0);
+        for (int d = 0; d < OPM_DTYPE_COUNT; d++) {
+            c->maps[HM_TENSOR_ENERGY][d] *= s;
+            c->maps[HM_VECTOR_ENERGY][d] *= s;
+            c->derived_j_per_flop[0][d] *= s;
+            c->derived_j_per_flop[1][d] *= s;
+        }
+        for (size_t i = 0; i < c->n_levels; i++)
+            if (strcmp(c->levels[i].name, "hbm") != 0) {
+                c->levels[i].energy_j_per_byte *= s;
+                c->levels[i].energy_j_per_sector *= s;
+            }
+    }
+    /* Idle power stays anchored at the clock it was measured at. */
+    if ((c->has_static_power || c->has_tdp) && !(c->static_power_clock_hz > 0)) c->static_power_clock_hz = base;
     c->cparam[CP_CLOCK_HZ] = clock_hz;
     if (c->cparam_set & (1u << CP_TENSOR_CLOCK_HZ)) c->cparam[CP_TENSOR_CLOCK_HZ] = clock_hz;
     /* A clock locked below the sustained one is the one the load runs at. */
@@ -300,6 +391,8 @@ int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
         a->matrix_instruction != b->matrix_instruction ||
         a->static_power_w != b->static_power_w || a->tdp_w != b->tdp_w ||
         a->has_static_power != b->has_static_power || a->has_tdp != b->has_tdp ||
+        a->static_power_clock_hz != b->static_power_clock_hz || a->n_idle != b->n_idle ||
+        a->n_volt != b->n_volt || a->gemm_objective != b->gemm_objective ||
         a->cparam_set != b->cparam_set || a->has_fma != b->has_fma ||
         a->util_vector != b->util_vector || a->util_tensor != b->util_tensor ||
         a->n_levels != b->n_levels || a->has_energy_model != b->has_energy_model ||
@@ -307,6 +400,10 @@ int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
         return 0;
     for (int i = 0; i < CP_COUNT; i++)
         if (a->cparam[i] != b->cparam[i]) return 0;
+    for (size_t i = 0; i < a->n_idle; i++)
+        if (a->idle_clock_hz[i] != b->idle_clock_hz[i] || a->idle_w[i] != b->idle_w[i]) return 0;
+    for (size_t i = 0; i < a->n_volt; i++)
+        if (a->volt_clock_hz[i] != b->volt_clock_hz[i] || a->volt[i] != b->volt[i]) return 0;
     for (int m = 0; m < HM_COUNT; m++)
         for (int d = 0; d < OPM_DTYPE_COUNT; d++)
             if (a->maps[m][d] != b->maps[m][d]) return 0;
@@ -327,8 +424,15 @@ int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
         if (a->power[i] != b->power[i]) return 0;
     for (size_t i = 0; i < a->n_features; i++)
         if (strcmp(a->features[i], b->features[i])) return 0;
+    if (a->has_link != b->has_link ||
+        (a->has_link && (strcmp(a->link.name, b->link.name) ||
+                         a->link.bandwidth_bytes_per_s != b->link.bandwidth_bytes_per_s ||
+                         a->link.latency_s != b->link.latency_s || a->link.domain_devices != b->link.domain_devices)))
+        return 0;
     return 1;
 }
+
+const opm_interconnect *opm_hardware_interconnect(const opm_hardware *hw) { return hw->has_link ? &hw->link : NULL; }
 
 const char *opm_hardware_name(const opm_hardware *hw) { return hw->name; }
 const char *opm_hardware_kind(const opm_hardware *hw) { return hw->kind; }

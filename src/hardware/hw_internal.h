@@ -19,7 +19,7 @@ enum {
 };
 extern const char *const opm_hw_map_names[HM_COUNT];
 
-enum { PC_COUNT = 7, FEATURE_MAX = 16 };
+enum { PC_COUNT = 7, FEATURE_MAX = 16, HW_TABLE_MAX = 160 };
 /* How far num_sms × *_flops_per_clock_per_sm × clock may be from the
  * quoted peak: datasheet peaks are rounded to 3-4 digits and a few are
  * quoted at a boost clock 1-2% off the listed one. */
@@ -40,6 +40,20 @@ struct opm_hardware {
     int matrix_instruction;
     double static_power_w, tdp_w;
     int has_static_power, has_tdp;
+    /* Clock at which static_power_w was measured (0: clock_hz); set by
+     * opm_hardware_with_clock so a clocked copy keeps its anchor. */
+    double static_power_clock_hz;
+    /* Measured tables by SM clock, ascending: idle board power (W) and
+     * supply voltage (any unit: only ratios are used). */
+    size_t n_idle, n_volt;
+    double idle_clock_hz[HW_TABLE_MAX], idle_w[HW_TABLE_MAX];
+    double volt_clock_hz[HW_TABLE_MAX], volt[HW_TABLE_MAX];
+    /* J/FLOP by the TDP rule for dtypes with a peak but no figure, filled
+     * at load (opm_hw_derive_energy): [0] tensor, [1] vector.  Read by the
+     * energy model only; the GEMM power cap uses given figures alone. */
+    double derived_j_per_flop[2][OPM_DTYPE_COUNT];
+    /* gemm_selection_objective: 0 latency, 1 energy, 2 edp. */
+    int gemm_objective;
     double cparam[CP_COUNT];
     unsigned cparam_set;               /* bit i: cparam[i] was given */
     double maps[HM_COUNT][OPM_DTYPE_COUNT];  /* 0 = not given */
@@ -55,6 +69,8 @@ struct opm_hardware {
     unsigned power_set;
     size_t n_features;
     char features[FEATURE_MAX][40];
+    opm_interconnect link;
+    int has_link;
 };
 
 /* Keys of one memory level (index 0 is "name", the others are numbers in
@@ -78,6 +94,16 @@ double *opm_hw_level_slot(opm_memory_level *l, int key);
 double opm_hw_level_value(const opm_memory_level *l, int key);
 /* 0 register, 1 sram/l1, 2 l2, 3 llc, 4 hbm; -1 for an unknown name. */
 int opm_hw_level_rank(const char *name);
+
+/* The supply voltage at clock_hz interpolated in the table; 0 without one. */
+double opm_hw_voltage(const opm_hardware *hw, double clock_hz);
+
+/* Idle power from a table or static_power_w only (0 without either): what
+ * the GEMM power cap has always charged, so the TDP rule moves no latency. */
+double opm_hw_measured_idle_w(const opm_hardware *hw, double clock_hz);
+/* Fills derived_j_per_flop: (tdp_w − idle power) / dense peak for every
+ * dtype that has a peak but no J/FLOP (docs/energy.md, "TDP rule"). */
+void opm_hw_derive_energy(opm_hardware *hw);
 
 /* Initialises the defaults (utilizations 1). */
 void opm_hw_init(opm_hardware *hw);

@@ -11,7 +11,9 @@
 #include "io_internal.h"
 
 static const char *const top_keys[] = {"name", "kind", "static_power_w", "tdp_w", "compute", "memory",
-                                       "utilization", "energy_model", NULL};
+                                       "utilization", "energy_model", "interconnect", "idle_power", "supply_voltage",
+                                       "static_power_clock_hz", "gemm_selection_objective", NULL};
+static const char *const objectives[] = {"latency", "energy", "edp", NULL};
 #define level_keys opm_hw_level_keys
 
 typedef struct ctx {
@@ -231,16 +233,55 @@ static int load_utilization(ctx *c, opm_hardware *hw, const doc_node *m)
     return 0;
 }
 
+/* A table by SM clock: a mapping of clock in MHz to a value (the layout of
+ * the EnergAIzer config/dvfs JSON files, so they paste in as they are).
+ * A null value is a clock that was not measured and is skipped. */
+static int load_table(ctx *c, const doc_node *m, const char *field, double *clk, double *val, size_t *n)
+{
+    if (m->type != DOC_MAP) return bad(c, m, field, "a mapping of SM clock in MHz to a number");
+    *n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const doc_node *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
+        char f[OPM_ERROR_FIELD_MAX];
+        snprintf(f, sizeof f, "%s.%.40s", field, k->text);
+        char *end;
+        double mhz = strtod(k->text, &end);
+        if (end == k->text || *end || !(mhz > 0) || !isfinite(mhz) || mhz > 1e6)
+            return bad(c, k, f, "a clock in MHz as the key");
+        if (doc_is_null(v)) continue;
+        double x;
+        if (number(c, v, f, 1, &x)) return OPM_EINVAL;
+        if (*n >= HW_TABLE_MAX) return bad(c, k, f, "at most 160 clocks");
+        /* Insertion keeps the table ascending whatever the key order. */
+        size_t j = *n;
+        while (j > 0 && clk[j - 1] > mhz * 1e6) {
+            clk[j] = clk[j - 1];
+            val[j] = val[j - 1];
+            j--;
+        }
+        if (j > 0 && clk[j - 1] == mhz * 1e6) return bad(c, k, f, "a clock not given before");
+        clk[j] = mhz * 1e6;
+        val[j] = x;
+        (*n)++;
+    }
+    return 0;
+}
+
 static int load_energy_model(ctx *c, opm_hardware *hw, const doc_node *m)
 {
-    static const char *const keys[] = {"level", "power_coefficients", "feature_order", NULL};
+    static const char *const keys[] = {"level", "model_level", "power_coefficients", "feature_order",
+                                       "calibration", NULL};
     if (m->type != DOC_MAP) return bad(c, m, "energy_model", "a mapping");
     hw->has_energy_model = 1;
     for (size_t i = 0; i < m->n; i++) {
         const doc_node *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
         char f[OPM_ERROR_FIELD_MAX];
         snprintf(f, sizeof f, "energy_model.%s", k->text);
-        if (!strcmp(k->text, "level")) {
+        if (!strcmp(k->text, "calibration")) {
+            /* How the seed's package fitted the coefficients: provenance,
+             * not an input; checked for shape and not kept. */
+            if (v->type != DOC_MAP && v->type != DOC_SCALAR) return bad(c, v, f, "a mapping");
+        } else if (!strcmp(k->text, "level") || !strcmp(k->text, "model_level")) {
             static const char *const lv[] = {"E0", "E1", "E2", "E3", NULL};
             if (string(c, v, f, hw->em_level, sizeof hw->em_level) || index_of(hw->em_level, lv, 4) < 0)
                 return bad(c, v, f, "one of E0, E1, E2, E3");
@@ -266,6 +307,39 @@ static int load_energy_model(ctx *c, opm_hardware *hw, const doc_node *m)
             return unknown(c, k, "energy_model.", keys, "energy_model");
         }
     }
+    return 0;
+}
+
+/* interconnect: {name, bandwidth_bytes_per_s (required), latency_s, domain_devices}. */
+static int load_interconnect(ctx *c, opm_hardware *hw, const doc_node *m)
+{
+    static const char *const keys[] = {"name", "bandwidth_bytes_per_s", "latency_s", "domain_devices", NULL};
+    if (m->type != DOC_MAP) return bad(c, m, "interconnect", "a mapping with bandwidth_bytes_per_s");
+    int has_bw = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const doc_node *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
+        char f[OPM_ERROR_FIELD_MAX];
+        snprintf(f, sizeof f, "interconnect.%.40s", k->text);
+        int rc;
+        if (!strcmp(k->text, "name")) rc = string(c, v, f, hw->link.name, sizeof hw->link.name);
+        else if (!strcmp(k->text, "bandwidth_bytes_per_s")) {
+            rc = number(c, v, f, 1, &hw->link.bandwidth_bytes_per_s);
+            has_bw = 1;
+        } else if (!strcmp(k->text, "latency_s")) rc = number(c, v, f, 0, &hw->link.latency_s);
+        else if (!strcmp(k->text, "domain_devices")) {
+            rc = number(c, v, f, 1, &hw->link.domain_devices);
+            if (!rc && (hw->link.domain_devices != floor(hw->link.domain_devices) || hw->link.domain_devices > 1e9))
+                rc = bad(c, v, f, "a whole number of devices");
+        } else rc = unknown(c, k, "interconnect.", keys, "interconnect");
+        if (rc) return rc;
+    }
+    if (!has_bw) {
+        opm_err(c->err, OPM_EINVAL, "interconnect.bandwidth_bytes_per_s",
+                "required (bytes per second per direction per device)");
+        doc_error_at(c->d, m, c->err);
+        return OPM_EINVAL;
+    }
+    hw->has_link = 1;
     return 0;
 }
 
@@ -297,10 +371,21 @@ opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err)
         } else if (!strcmp(k->text, "tdp_w")) {
             rc = number(&c, v, "tdp_w", 1, &hw->tdp_w);
             hw->has_tdp = 1;
+        } else if (!strcmp(k->text, "static_power_clock_hz")) {
+            rc = number(&c, v, "static_power_clock_hz", 1, &hw->static_power_clock_hz);
+        } else if (!strcmp(k->text, "idle_power")) {
+            rc = load_table(&c, v, "idle_power", hw->idle_clock_hz, hw->idle_w, &hw->n_idle);
+        } else if (!strcmp(k->text, "supply_voltage")) {
+            rc = load_table(&c, v, "supply_voltage", hw->volt_clock_hz, hw->volt, &hw->n_volt);
+        } else if (!strcmp(k->text, "gemm_selection_objective")) {
+            int o = v->type == DOC_SCALAR && !doc_is_null(v) ? index_of(v->text, objectives, 3) : -1;
+            if (o < 0) rc = bad(&c, v, "gemm_selection_objective", "one of latency, energy, edp");
+            else hw->gemm_objective = o;
         } else if (!strcmp(k->text, "compute")) rc = load_compute(&c, hw, v);
         else if (!strcmp(k->text, "memory")) rc = load_memory(&c, hw, v);
-else if (!strcmp(k->text, "utilization")) util = v;
+        else if (!strcmp(k->text, "utilization")) util = v;
         else if (!strcmp(k->text, "energy_model")) rc = load_energy_model(&c, hw, v);
+        else if (!strcmp(k->text, "interconnect")) rc = load_interconnect(&c, hw, v);
         else rc = unknown(&c, k, "", top_keys, "a hardware description");
         if (rc) goto fail;
     }
@@ -311,6 +396,7 @@ else if (!strcmp(k->text, "utilization")) util = v;
         doc_locate_error(d, err);
         goto fail;
     }
+    opm_hw_derive_energy(hw);
     return hw;
 fail:
     free(hw);
@@ -365,6 +451,19 @@ static int put_num(doc *d, doc_node *m, const char *key, double v)
     return doc_append(d, m, key, doc_new_scalar(d, buf, 0));
 }
 
+static int put_table(doc *d, doc_node *root, const char *key, const double *clk, const double *val, size_t n)
+{
+    if (!n) return 0;
+    doc_node *t = doc_new_collection(d, DOC_MAP);
+    if (!t || doc_append(d, root, key, t)) return 1;
+    for (size_t i = 0; i < n; i++) {
+        char k[40];
+        opm_format_double(clk[i] / 1e6, k, sizeof k);
+        if (put_num(d, t, k, val[i])) return 1;
+    }
+    return 0;
+}
+
 static doc *to_doc(const opm_hardware *hw)
 {
     doc *d = doc_new_empty("<hardware>");
@@ -377,6 +476,12 @@ static doc *to_doc(const opm_hardware *hw)
               doc_append(d, root, "kind", doc_new_scalar(d, hw->kind, 0));
     if (hw->has_tdp) bad = bad || put_num(d, root, "tdp_w", hw->tdp_w);
     if (hw->has_static_power) bad = bad || put_num(d, root, "static_power_w", hw->static_power_w);
+    if (hw->static_power_clock_hz > 0)
+        bad = bad || put_num(d, root, "static_power_clock_hz", hw->static_power_clock_hz);
+    if (hw->gemm_objective)
+        bad = bad || doc_append(d, root, "gemm_selection_objective", doc_new_scalar(d, objectives[hw->gemm_objective], 0));
+    bad = bad || put_table(d, root, "idle_power", hw->idle_clock_hz, hw->idle_w, hw->n_idle) ||
+          put_table(d, root, "supply_voltage", hw->volt_clock_hz, hw->volt, hw->n_volt);
     bad = bad || doc_append(d, root, "compute", comp);
     for (int i = 0; !bad && i < CP_COUNT; i++)
         if (hw->cparam_set & (1u << i)) bad = put_num(d, comp, opm_hw_cparam_names[i], hw->cparam[i]);
@@ -435,6 +540,14 @@ static doc *to_doc(const opm_hardware *hw)
             for (size_t i = 0; !bad && i < hw->n_features; i++)
                 bad = doc_append(d, fo, NULL, doc_new_scalar(d, hw->features[i], 1));
         }
+    }
+    if (!bad && hw->has_link) {
+        doc_node *ic = doc_new_collection(d, DOC_MAP);
+        bad = !ic || doc_append(d, root, "interconnect", ic);
+        if (!bad && hw->link.name[0]) bad = doc_append(d, ic, "name", doc_new_scalar(d, hw->link.name, 1));
+        bad = bad || put_num(d, ic, "bandwidth_bytes_per_s", hw->link.bandwidth_bytes_per_s);
+        if (!bad && hw->link.latency_s > 0) bad = put_num(d, ic, "latency_s", hw->link.latency_s);
+        if (!bad && hw->link.domain_devices > 0) bad = put_num(d, ic, "domain_devices", hw->link.domain_devices);
     }
     if (bad) goto fail;
     return d;

@@ -6,6 +6,8 @@
 #include "llm.h"
 #include "../hardware/builtin_data.h"
 
+#define LLM_MAX_LAYER_TYPES 1024
+
 extern const opm_builtin_entry opm_builtin_models_entries[];
 extern const size_t opm_builtin_models_count;
 
@@ -18,7 +20,30 @@ struct llm_config {
     int64_t q_lora, kv_lora, qk_nope, qk_rope, v_head; /* MLA ranks and head dims */
     int tied, gated, layernorm, qkv_bias, all_bias, qk_norm, learned_pos, encoder, mla;
     double published_params;
+    /* Sliding-window attention: window W keys (0: none); layers >= max_window_layers
+     * slide (Qwen2's rule; 0 for Mistral: every layer), unless layer_types lists
+     * them one by one (swa_list). */
+    int64_t sliding_window, max_window_layers;
+    int64_t swa_pattern; /* Gemma: every swa_pattern-th layer full, the others slide (0: not used) */
+    int has_layer_types;
+    unsigned char swa_list[LLM_MAX_LAYER_TYPES];
+    /* State-space mixers: ssm 1 = Mamba-1 selective scan, 2 = Mamba-2 SSD.
+     * d_inner = ssm_expand·hidden; Mamba-2 heads of ssm_head_dim channels,
+     * ssm_groups B/C groups; Mamba-1's dt rank. */
+    int ssm, ssm_conv_bias, ssm_proj_bias;
+    int64_t ssm_state, ssm_conv, ssm_expand, ssm_heads, ssm_head_dim, ssm_groups, ssm_chunk, ssm_dt_rank;
+    /* Layer pattern (Jamba): attention where l % attn_period == attn_offset,
+     * the SSM elsewhere (attn_period 0 with ssm: every layer is SSM); MoE
+     * where l % expert_period == expert_offset (0: after first_dense). */
+    int64_t attn_period, attn_offset, expert_period, expert_offset;
+    int no_mlp;  /* pure SSM stacks (Mamba): the mixer is the whole block */
+    int no_rope; /* Jamba's attention has no positional encoding (the Mamba layers carry position) */
 };
+
+int llm_layer_mixer(const llm_config *c, int64_t layer);
+int llm_layer_ffn(const llm_config *c, int64_t layer);
+uint64_t llm_ssm_params(const llm_config *c);
+int64_t llm_ssm_inner(const llm_config *c);
 
 uint64_t llm_attn_params(const llm_config *c);
 uint64_t llm_norm_params(const llm_config *c);

@@ -340,14 +340,11 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     p->compute_time_s = t_grid;
     p->overhead_s = h.fixed_s;
     p->latency_s = body + h.fixed_s;
-    double eng_e = opm_hardware_energy_j_per_flop(hw, p->engine, c.compute_dtype);
-    if (eng_e <= 0) eng_e = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    p->compute_energy_j = (double)c.matrix_flops * eng_e +
-                          (double)c.vector_flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
     /* DRAM: the bytes not left in L2; L2 sees every byte once. */
     double all_rd = (double)c.read_bytes, all_wr = (double)c.write_bytes;
     opm_level_traffic hbm_t = {all_rd * (1 - f_in), all_wr * (1 - f_in), t_dram}, l2_t = {all_rd, all_wr, 0};
-    opm_profile_levels(p, hw, &hbm_t, &l2_t, all_rd, all_wr);
+    opm_energy_in work = {(double)c.matrix_flops, p->engine, c.compute_dtype, (double)c.vector_flops, OPM_FP32, 0};
+    opm_profile_levels(p, hw, &hbm_t, &l2_t, all_rd, all_wr, &work);
 
     /* The limiting resource: the grid's own (math, softmax, loads, or the
      * CTAs' latency chain) or DRAM. */

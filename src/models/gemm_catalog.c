@@ -233,12 +233,24 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
  * (or when none was *found yet). */
 /* Times the kernel set up in e and keeps it in *best when faster (or the
  * first found). */
+/* The selection score of a timed kernel: its time, its energy (the
+ * energy model's terms for this kernel's executed FLOPs and traffic, idle
+ * power over its time) or their product. */
+static double score(const gemm_hw *h, const gemm_eval *e)
+{
+    double t = e->body_s + h->fixed_s;
+    if (h->objective == 0) return e->body_s;
+    double j = e->exec_flops * h->obj_flop_j + (e->dram_read + e->dram_write) * h->obj_dram_j +
+               (e->l2_read + e->l2_write) * h->obj_l2_j + h->obj_idle_w * t;
+    return h->objective == 1 ? j : j * t;
+}
+
 static void time_and_keep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_eval *e, gemm_eval *best,
                           int *found)
 {
     wave(pb, h, e);
     opm_gemm_power_cap(h, e);
-    if (!*found || e->body_s < best->body_s) *best = *e;
+    if (!*found || score(h, e) < score(h, best)) *best = *e;
     *found = 1;
 }
 
@@ -259,11 +271,23 @@ static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn
     }
 }
 
-int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave,
+int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_in, gemm_wave_fn wave,
                     gemm_eval *best, opm_error *err)
 {
     gemm_kernel k;
     gemm_eval e;
+    /* An op's gemm_selection_objective overrides the hardware's. */
+    gemm_hw hh = *h_in;
+    const gemm_hw *h = &hh;
+    const char *obj = opm_op_get_string(op, "gemm_selection_objective", NULL);
+    if (obj) {
+        if (!strcmp(obj, "latency")) hh.objective = 0;
+        else if (!strcmp(obj, "energy")) hh.objective = 1;
+        else if (!strcmp(obj, "edp")) hh.objective = 2;
+        else
+            return opm_err(err, OPM_EINVAL, "attrs.gemm_selection_objective",
+                           "expected latency, energy or edp, got '%.40s'", obj);
+    }
     int hinted = opm_gemm_hinted(op, h, &k, err);
     if (hinted < 0) return -hinted;
     int fixed_split = hinted == 2 ? k.split_k : 0;

@@ -29,7 +29,7 @@
  * clock_hz).  Both models then apply the power cap
  * (opm_gemm_power_cap): when the description gives tdp_w and an energy per
  * FLOP for the matrix path, body ≥ dynamic energy / (tdp_w −
- * static_power_w) − fixed overhead.  On a GPU without a matrix engine for
+ * idle power at the clock) − fixed overhead.  On a GPU without a matrix engine for
  * the dtype, fp16/bf16 GEMMs run fp32 FMAs (fp32 accumulation) at the fp32
  * vector rate.
  *
@@ -235,7 +235,19 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     double flop_j = h->tensor ? opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt)
                               : opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, simt_dt);
     if (flop_j <= 0 && !h->tensor) flop_j = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    double budget = opm_hardware_tdp_w(hw) - opm_hardware_static_power_w(hw);
+    const char *obj = opm_hardware_gemm_selection_objective(hw);
+    h->objective = obj[0] == 'l' ? 0 : obj[1] == 'n' ? 1 : 2;
+    int v = !h->tensor;
+    opm_dtype odt = v ? simt_dt : dt;
+    h->obj_flop_j = opm_hardware_energy_j_per_flop(hw, v ? OPM_ENGINE_VECTOR : OPM_ENGINE_TENSOR, odt);
+    if (h->obj_flop_j <= 0 && (unsigned)odt < OPM_DTYPE_COUNT) h->obj_flop_j = hw->derived_j_per_flop[v][odt];
+    if (h->obj_flop_j <= 0 && v) h->obj_flop_j = flop_j > 0 ? flop_j : hw->derived_j_per_flop[1][OPM_FP32];
+    h->obj_dram_j = hbm->energy_j_per_sector > 0 ? hbm->energy_j_per_sector / (hbm->sector_size_bytes > 0 ? hbm->sector_size_bytes : 32)
+                                                 : hbm->energy_j_per_byte;
+    h->obj_l2_j = !l2 ? 0 : l2->energy_j_per_sector > 0 ? l2->energy_j_per_sector / (l2->sector_size_bytes > 0 ? l2->sector_size_bytes : 32)
+                                                       : l2->energy_j_per_byte;
+    h->obj_idle_w = opm_hardware_idle_power_w(hw, 0);
+    double budget = opm_hardware_tdp_w(hw) - opm_hw_measured_idle_w(hw, 0);
     if (flop_j > 0 && budget > 0) {
         h->power_w = budget;
         h->flop_j = flop_j;
@@ -681,10 +693,6 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     p->overhead_s = h.fixed_s;
     p->latency_s = e.body_s + h.fixed_s;
 
-    double eng_e = opm_hardware_energy_j_per_flop(hw, p->engine, c.compute_dtype);
-    if (eng_e <= 0 && p->engine == OPM_ENGINE_VECTOR) eng_e = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    p->compute_energy_j = (double)c.matrix_flops * eng_e +
-                          (double)c.vector_flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
     double dram_bytes = e.dram_read + e.dram_write;
     for (size_t i = 0; i < hw->n_levels && p->level_count < OPM_MAX_LEVELS; i++) {
         const opm_memory_level *l = &hw->levels[i];
@@ -699,12 +707,11 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         else { rd = (double)c.read_bytes; wr = (double)c.write_bytes; t = 0; }
         a->read_bytes = (uint64_t)rd;
         a->write_bytes = (uint64_t)wr;
-        a->energy_j = (rd + wr) * l->energy_j_per_byte;
         a->time_s = t;
     }
-    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
-    p->energy_j = p->compute_energy_j + p->static_energy_j;
-    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+    opm_energy_in work = {(double)c.matrix_flops, p->engine, c.compute_dtype, (double)c.vector_flops, OPM_FP32,
+                          h.power_w > 0};
+    opm_energy_apply(p, hw, &work);
     p->arithmetic_intensity = dram_bytes > 0 ? (double)p->flops / dram_bytes : 0;
 
     /* The limiting resource: the largest of the summed terms. */
@@ -744,6 +751,7 @@ roofline:
     if (!rc) {
         opm_profile_copy_name(p->model, sizeof p->model, model);
         p->fell_back = 1;
+        opm_energy_cap(p, hw);
         opm_diag_text(p, "fallback", fallback);
     }
     return rc;

@@ -105,10 +105,15 @@ typedef struct gemm_hw {
     double max_ctas, max_warps, regs_per_sm, smem_per_sm, warp_size;
     int fma[3];
     double fixed_s;              /* device_fixed_overhead_cycles / clock */
-    /* Power cap: dynamic power budget tdp_w − static_power_w (0: no cap,
+    /* Power cap: dynamic power budget tdp_w − idle power at the clock (0: no cap,
      * when the description lacks tdp_w or the energy per FLOP of the
      * matrix path), energy per executed matrix FLOP and per DRAM byte. */
     double power_w, flop_j, dram_j_per_byte;
+    /* Kernel selection objective (0 latency, 1 energy, 2 energy × delay)
+     * and the energies it scores with: J per executed FLOP (given or TDP
+     * rule), per DRAM and per L2 byte, idle W at the clock. */
+    int objective;
+    double obj_flop_j, obj_dram_j, obj_l2_j, obj_idle_w;
 } gemm_hw;
 
 /* A kernel configuration (a catalog entry, or the hints of one op). */

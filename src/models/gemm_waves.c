@@ -234,7 +234,7 @@ void opm_gemm_wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval
  * dynamic energy E = executed FLOPs × flop_j + DRAM bytes × dram_j_per_byte
  * is fixed by the work, and back-to-back calls (which measured latencies
  * average over) keep the controller in steady state, so over one call of
- * body + fixed overhead the board may spend (tdp_w − static_power_w) ×
+ * body + fixed overhead the board may spend (tdp_w − idle power at the clock) ×
  * (body + overhead): the fixed overhead is launch time in which the SMs
  * idle.  Hence body ≥ E / budget − overhead.  Only the SM clock drops, so
  * the whole body stretches; a DRAM-bound kernel draws too little power to

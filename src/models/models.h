@@ -6,6 +6,7 @@
 #include <string.h>
 #include "../core/internal.h"
 #include "opmodel/opmodel.h"
+#include "energy.h"
 
 /* Appends a diagnostic to a profile (past OPM_MAX_DIAGS, counted in
  * diags_dropped).  Keys
@@ -101,11 +102,12 @@ typedef struct opm_level_traffic {
 } opm_level_traffic;
 
 /* Fills the per-level accesses (hbm and l2 from the model's traffic, every
- * other level but registers with the op's own bytes), the static and total
- * energy and the DRAM arithmetic intensity; compute_energy_j and latency_s
- * must be set. */
+ * other level but registers with the op's own bytes), the energy (the
+ * shared model, energy.c, charged for `work`) and the DRAM arithmetic
+ * intensity; latency_s, compute_time_s and engine must be set. */
 static inline void opm_profile_levels(opm_profile *p, const opm_hardware *hw, const opm_level_traffic *hbm,
-                                      const opm_level_traffic *l2, double op_read_bytes, double op_write_bytes)
+                                      const opm_level_traffic *l2, double op_read_bytes, double op_write_bytes,
+                                      const opm_energy_in *work)
 {
     size_t n = opm_hardware_level_count(hw);
     for (size_t i = 0; i < n && p->level_count < OPM_MAX_LEVELS; i++) {
@@ -117,12 +119,9 @@ static inline void opm_profile_levels(opm_profile *p, const opm_hardware *hw, co
         const opm_level_traffic *t = !strcmp(l->name, "hbm") ? hbm : !strcmp(l->name, "l2") ? l2 : &own;
         acc->read_bytes = (uint64_t)t->read_bytes;
         acc->write_bytes = (uint64_t)t->write_bytes;
-        acc->energy_j = (t->read_bytes + t->write_bytes) * l->energy_j_per_byte;
         acc->time_s = t->time_s;
     }
-    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
-    p->energy_j = p->compute_energy_j + p->static_energy_j;
-    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+    opm_energy_apply(p, hw, work);
     double dram = hbm->read_bytes + hbm->write_bytes;
     p->arithmetic_intensity = dram > 0 ? (double)p->flops / dram : 0;
 }

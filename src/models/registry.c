@@ -41,7 +41,8 @@ static int opm_profile_check_finite(const opm_profile *p, opm_error *err)
                     : !isfinite(p->overhead_s) ? "overhead_s"
                     : !isfinite(p->energy_j) ? "energy_j"
                     : !isfinite(p->compute_energy_j) ? "energy_breakdown.compute_j"
-                    : !isfinite(p->static_energy_j) ? "energy_breakdown.static_j" : NULL;
+                    : !isfinite(p->static_energy_j) ? "energy_breakdown.static_j"
+                    : !isfinite(p->average_power_w) ? "average_power_w" : NULL;
     for (size_t i = 0; !bad && i < p->level_count && i < OPM_MAX_LEVELS; i++)
         if (!isfinite(p->levels[i].energy_j) || !isfinite(p->levels[i].time_s)) bad = p->levels[i].name;
     if (bad)

@@ -1,11 +1,12 @@
 /* roofline.c — the roofline model: an op takes as long as its slowest
  * resource, each engine at its dense peak × utilization and each memory
  * level at its bandwidth × utilization, plus a fixed per-op overhead; energy
- * is FLOPs × J/FLOP + bytes × J/byte per level + static power × latency.
+ * from the shared energy model (energy.c).
  * Every level sees each tensor once (no reuse, no re-reads). */
 #include <stddef.h>
 #include <string.h>
 #include "../core/internal.h"
+#include "energy.h"
 #include "models.h"
 
 int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)
@@ -50,8 +51,6 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
     double t_vector = vflops > 0 ? vflops / (vpeak * opm_hardware_utilization(hw, OPM_ENGINE_VECTOR)) : 0;
     p->engine = on_tensor ? OPM_ENGINE_TENSOR : p->flops ? OPM_ENGINE_VECTOR : OPM_ENGINE_NONE;
     p->compute_time_s = t_tensor > t_vector ? t_tensor : t_vector;
-    p->compute_energy_j = (on_tensor ? (double)c.matrix_flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt) : 0) +
-                          vflops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, vdt);
 
     double t_mem = 0, hbm_bytes = 0, hbm_bw = 0;
     const char *limiting = "hbm";
@@ -64,7 +63,6 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
         a->read_bytes = c.read_bytes;
         a->write_bytes = c.write_bytes;
         double bytes = (double)c.read_bytes + (double)c.write_bytes;
-        a->energy_j = bytes * l->energy_j_per_byte;
         a->time_s = l->bandwidth_bytes_per_s > 0 ? bytes / (l->bandwidth_bytes_per_s * l->utilization) : 0;
         if (a->time_s > t_mem) {
             t_mem = a->time_s;
@@ -81,9 +79,10 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
     p->bound = p->overhead_s > body ? OPM_BOUND_OVERHEAD
              : p->compute_time_s >= t_mem && p->flops ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
     p->arithmetic_intensity = hbm_bytes > 0 ? (double)p->flops / hbm_bytes : 0;
-    p->static_energy_j = opm_hardware_static_power_w(hw) * p->latency_s;
-    p->energy_j = p->compute_energy_j + p->static_energy_j;
-    for (size_t i = 0; i < p->level_count; i++) p->energy_j += p->levels[i].energy_j;
+    /* The roofline is the ideal bound: no power cap (the kernel models,
+     * and their roofline fallback, apply it). */
+    opm_energy_in ein = {on_tensor ? (double)c.matrix_flops : 0, OPM_ENGINE_TENSOR, dt, vflops, vdt, 1};
+    opm_energy_apply(p, hw, &ein);
 
     double peak = on_tensor ? tpeak : vpeak;
     if (p->bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", limiting);

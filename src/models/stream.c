@@ -303,9 +303,9 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     p->compute_time_s = t_vec;
     p->overhead_s = h.fixed_s;
     p->latency_s = body + h.fixed_s;
-    p->compute_energy_j = (double)p->flops * opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
     opm_level_traffic hbm_t = {dram_rd, dram_wr, t_dram}, l2_t = {l2_rd, l2_wr, t_l2};
-    opm_profile_levels(p, hw, &hbm_t, &l2_t, rd, wr);
+    opm_energy_in work = {0, OPM_ENGINE_VECTOR, OPM_FP32, (double)p->flops, OPM_FP32, 0};
+    opm_profile_levels(p, hw, &hbm_t, &l2_t, rd, wr, &work);
 
     const char *lim = "hbm";
     double top = t_stream;

@@ -32,6 +32,8 @@ const char *opm_attr_type_text(opm_attr_type t);
     {"warps_per_cta", OPM_ATTR_INT, 1, "kernel hint: warps per CTA"},              \
     {"registers_per_thread", OPM_ATTR_INT, 1, "kernel hint: registers per thread"},\
     {"split_k", OPM_ATTR_INT, 1, "kernel hint: split-K factor"},                   \
+    {"gemm_selection_objective", OPM_ATTR_STRING, 0,                               \
+     "what the kernel search minimises: latency, energy or edp (default: the hardware's)"}, \
     {"threads_per_cta", OPM_ATTR_INT, 1,                                           \
      "kernel hint: threads per CTA (recorded; the tile models read warps_per_cta)"},\
     {"beta_zero", OPM_ATTR_BOOL, 0,                                                \

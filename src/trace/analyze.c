@@ -86,6 +86,7 @@ int opm_u64map_get_or_add(opm_u64map *m, uint64_t key, uint32_t fresh, uint32_t 
  * under). */
 typedef struct group_key {
     uint32_t name, dims, types, strides, concrete, synthetic, launch;
+    uint32_t pseudo;            /* opm_trace_pseudo_op index, 0 for none */
 } group_key;
 
 typedef struct group_acc {
@@ -133,14 +134,14 @@ static uint64_t key_hash(const group_key *k)
     uint64_t h = opm_hash_mix64(((uint64_t)k->name << 32) | k->dims);
     h = opm_hash_mix64(h ^ (((uint64_t)k->types << 32) | k->strides));
     h = opm_hash_mix64(h ^ (((uint64_t)k->concrete << 32) | k->synthetic));
-    return opm_hash_mix64(h ^ k->launch);
+    return opm_hash_mix64(h ^ k->launch ^ ((uint64_t)k->pseudo << 32));
 }
 
 static int key_equal(const group_key *a, const group_key *b)
 {
     return a->name == b->name && a->dims == b->dims && a->types == b->types &&
            a->strides == b->strides && a->concrete == b->concrete &&
-           a->synthetic == b->synthetic && a->launch == b->launch;
+           a->synthetic == b->synthetic && a->launch == b->launch && a->pseudo == b->pseudo;
 }
 
 static int slots_rehash(builder *b, size_t nslots)
@@ -192,6 +193,7 @@ static void instance_key(const opm_trace *t, const opm_link_instance *li, group_
     memset(k, 0, sizeof *k);
     k->name = li->name;
     k->launch = OPM_NONE32;
+    k->pseudo = li->pseudo;
     if (li->cpu_ev == OPM_NONE32 || li->cpu_ev >= t->n_ev) {
         k->synthetic = 1;
         if (li->launch_ev != OPM_NONE32 && li->launch_ev < t->n_ev)
@@ -518,7 +520,9 @@ static int fill_group(builder *b, size_t gi, const opm_hardware *hw, const opm_m
 {
     const group_acc *ga = &b->groups[gi];
     opm_trace_group *g = &b->r->groups[gi];
-    g->name = ga->key.synthetic ? synthetic_name(b, &ga->key) : own_trace_str(b, ga->key.name);
+    g->name = ga->key.synthetic ? synthetic_name(b, &ga->key)
+            : ga->key.pseudo ? opm_trace_pseudo_op_name((int)ga->key.pseudo)   /* static */
+            : own_trace_str(b, ga->key.name);
     g->input_dims = own_trace_str(b, ga->key.dims);
     g->input_types = own_trace_str(b, ga->key.types);
     g->input_strides = own_trace_str(b, ga->key.strides);

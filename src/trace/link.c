@@ -257,7 +257,9 @@ enum {
     NMF_TEXT = 1,           /* BWD and COMM below are computed */
     NMF_BWD = 2,            /* a backward node name */
     NMF_COMM = 4,           /* a communication kernel name */
-    NMF_ENTRY = 8           /* entry[] is looked up */
+    NMF_ENTRY = 8,          /* entry[] is looked up */
+    NMF_PSEUDO_KNOWN = 16,  /* PSEUDO below is computed */
+    NMF_PSEUDO = 32         /* an op TraceLens splits into pseudo ops (recognize.c) */
 };
 
 #define EVAL_PREFIX "autograd::engine::evaluate_function: "
@@ -314,6 +316,15 @@ static const opm_trace_op_entry *entry_of(link_ctx *c, uint32_t id)
         c->nflag[id] |= NMF_ENTRY;
     }
     return c->entry[id];
+}
+
+static int has_pseudo(link_ctx *c, uint32_t id)
+{
+    if (id >= c->t->strings.count)
+        return 0;
+    if (!(c->nflag[id] & NMF_PSEUDO_KNOWN))
+        c->nflag[id] |= NMF_PSEUDO_KNOWN | (opm_trace_has_pseudo_ops(opm_trace_str(c->t, id)) ? NMF_PSEUDO : 0);
+    return (c->nflag[id] & NMF_PSEUDO) != 0;
 }
 
 static int is_outer(link_ctx *c, uint32_t op)
@@ -668,7 +679,7 @@ typedef struct gpu_rec {
     uint32_t owner;         /* owning cpu_op, or the GPU event itself when synthetic */
     uint32_t gpu;
     uint32_t launch;
-    uint32_t pad;
+    uint32_t pseudo;        /* the owner's pseudo op taking this event, 0 for none */
 } gpu_rec;
 
 static int rec_cmp(const void *a, const void *b)
@@ -678,6 +689,8 @@ static int rec_cmp(const void *a, const void *b)
         return (x->key_ts > y->key_ts) - (x->key_ts < y->key_ts);
     if (x->owner != y->owner)
         return (x->owner > y->owner) - (x->owner < y->owner);
+    if (x->pseudo != y->pseudo)
+        return (x->pseudo > y->pseudo) - (x->pseudo < y->pseudo);
     if (x->gpu_ts != y->gpu_ts)
         return (x->gpu_ts > y->gpu_ts) - (x->gpu_ts < y->gpu_ts);
     return (x->gpu > y->gpu) - (x->gpu < y->gpu);
@@ -712,10 +725,13 @@ static int resolve_gpu(link_ctx *c, uint32_t g, gpu_rec *r, opm_trace_link *l, o
     r->gpu = g;
     r->gpu_ts = e->ts_ns;
     r->launch = launch;
-    r->pad = 0;
+    r->pseudo = 0;
     if (owner != OPM_NONE32) {
         r->owner = owner;
         r->key_ts = c->ev[owner].ts_ns;
+        if (has_pseudo(c, c->ev[owner].name))
+            r->pseudo = (uint32_t)opm_trace_pseudo_op(opm_trace_str(c->t, c->ev[owner].name),
+                                                      opm_trace_str(c->t, e->name));
     } else {
         /* Synthetic: each GPU event is its own instance. */
         r->owner = g;
@@ -745,7 +761,7 @@ static int build_instances(link_ctx *c, gpu_rec *rec, size_t n_gpu, opm_trace_li
     qsort(rec, n_gpu, sizeof *rec, rec_cmp);
     size_t n_inst = 0;
     for (size_t k = 0; k < n_gpu; k++)
-        n_inst += k == 0 || rec[k].owner != rec[k - 1].owner;
+        n_inst += k == 0 || rec[k].owner != rec[k - 1].owner || rec[k].pseudo != rec[k - 1].pseudo;
     l->gpu = malloc((n_gpu ? n_gpu : 1) * sizeof *l->gpu);
     l->inst = malloc((n_inst ? n_inst : 1) * sizeof *l->inst);
     if (!l->gpu || !l->inst)
@@ -754,13 +770,15 @@ static int build_instances(link_ctx *c, gpu_rec *rec, size_t n_gpu, opm_trace_li
     l->n_inst = 0;
     for (size_t k = 0; k < n_gpu;) {
         size_t end = k + 1;
-        while (end < n_gpu && rec[end].owner == rec[k].owner)
+        while (end < n_gpu && rec[end].owner == rec[k].owner && rec[end].pseudo == rec[k].pseudo)
             end++;
         opm_link_instance *in = &l->inst[l->n_inst++];
         int synthetic = rec[k].owner == rec[k].gpu;
         in->cpu_ev = synthetic ? OPM_NONE32 : rec[k].owner;
         in->name = c->ev[rec[k].owner].name;
-        in->entry = synthetic ? NULL : entry_of(c, in->name);
+        /* A pseudo op is not the owner's op: no table entry, no model. */
+        in->entry = synthetic || rec[k].pseudo ? NULL : entry_of(c, in->name);
+        in->pseudo = rec[k].pseudo;
         in->gpu_first = (uint32_t)k;
         in->gpu_count = (uint32_t)(end - k);
         in->gpu_start_ns = rec[k].gpu_ts;

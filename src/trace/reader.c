@@ -44,6 +44,8 @@ enum rd_slot {
     S_PH, S_CAT, S_NAME, S_PID, S_TID, S_TS, S_DUR, S_ID, S_ARGS,   /* event */
     S_CORR, S_EXTID, S_SEQ, S_STREAM, S_DEVICE,     /* args: integers */
     S_KERNEL,                                       /* args.kernel of a launch (graph capture) */
+    S_COLL, S_DTYPE, S_PG_RANKS,                    /* record_param_comms: strings */
+    S_IN_NELEMS, S_OUT_NELEMS, S_GROUP_SIZE,        /* record_param_comms: integers */
     S_TEXT0,                                        /* args: re-serialised JSON, */
     S_DIMS = S_TEXT0, S_TYPES, S_STRIDES, S_CONCRETE, /* in opm_call_args order */
     S_DEV_ID, S_DEV_NAME, S_DEV_SMS, S_DEV_MEM      /* deviceProperties entry */
@@ -107,6 +109,10 @@ typedef struct rd {
     int has_text[N_TEXTS];
     sbuf kernel;            /* args.kernel: a captured launch names its kernel only here */
     int has_kernel;
+    /* record_param_comms' args (opm_tcomm); texts in coll, dtype, pg_ranks. */
+    sbuf coll, dtype, pg_ranks;
+    int has_coll, has_dtype, has_pg_ranks;
+    int64_t in_nelems, out_nelems, group_size;
 
     /* Earliest start and latest end of the complete events kept so far:
      * every later difference of two times must fit in int64. */
@@ -398,6 +404,8 @@ static void event_reset(rd *r)
     for (int i = 0; i < N_TEXTS; i++)
         r->has_text[i] = 0;
     r->has_kernel = 0;
+    r->has_coll = r->has_dtype = r->has_pg_ranks = 0;
+    r->in_nelems = r->out_nelems = r->group_size = -1;
 }
 
 /* A pid or tid value: numbers in [0, INT32_MAX] are kept as they are; any
@@ -479,6 +487,22 @@ static int widen_span(rd *r, int64_t ts, int64_t dur)
     return 1;
 }
 
+/* The collective of a record_param_comms event (its args), beside the event. */
+static int finish_comm(rd *r, const opm_tev *e)
+{
+    opm_tcomm c = {e->ts_ns, e->dur_ns, e->pid, e->tid, 0, 0, 0, r->in_nelems, r->out_nelems, r->group_size};
+    c.collective = rd_intern(r, r->coll.p, r->coll.n);
+    c.dtype = r->has_dtype ? rd_intern(r, r->dtype.p, r->dtype.n) : 0;
+    c.pg_ranks = r->has_pg_ranks ? rd_intern(r, r->pg_ranks.p, r->pg_ranks.n) : 0;
+    if (c.collective == OPM_NONE32 || c.dtype == OPM_NONE32 || c.pg_ranks == OPM_NONE32)
+        return rd_oom(r);
+    if (opm_trace_add_comm(r->t, &c, r->err)) {
+        r->failed = 1;
+        return 0;
+    }
+    return 1;
+}
+
 static int finish_event(rd *r)
 {
     if (r->drop || r->ph == 0 || r->cat == K_UNKNOWN)
@@ -538,6 +562,8 @@ static int finish_event(rd *r)
         r->failed = 1;
         return 0;
     }
+    if (r->cat == K_CPU_OP && r->has_coll && !finish_comm(r, &e))
+        return 0;
     opm_trace_stats *st = &r->t->stats;
     if (r->cat == K_CPU_OP || r->cat == K_ANNOTATION)
         st->cpu_ops++;
@@ -722,6 +748,24 @@ static int event_scalar(rd *r, int type, const char *s, size_t len)
             r->has_kernel = 1;
         }
         return 1;
+    case S_COLL:
+    case S_DTYPE:
+    case S_PG_RANKS:
+        if (type == V_STRING) {
+            sbuf *b = slot == S_COLL ? &r->coll : slot == S_DTYPE ? &r->dtype : &r->pg_ranks;
+            if (sbuf_set(b, s, len))
+                return rd_oom(r);
+            *(slot == S_COLL ? &r->has_coll : slot == S_DTYPE ? &r->has_dtype : &r->has_pg_ranks) = 1;
+        }
+        return 1;
+    case S_IN_NELEMS:
+    case S_OUT_NELEMS:
+    case S_GROUP_SIZE: {
+        int64_t v;
+        if (type == V_NUMBER && parse_i64(s, len, &v) == 0 && v >= 0)
+            *(slot == S_IN_NELEMS ? &r->in_nelems : slot == S_OUT_NELEMS ? &r->out_nelems : &r->group_size) = v;
+        return 1;
+    }
     case S_DIMS:
     case S_TYPES:
     case S_STRIDES:
@@ -895,6 +939,9 @@ static enum rd_slot args_key(const rd *r, const unsigned char *k, size_t len)
     if (r->drop)
         return S_SKIP;
     switch (len) {
+    case 5:
+        if (KEY_IS("dtype")) return S_DTYPE;
+        return S_SKIP;
     case 6:
         if (KEY_IS("stream")) return S_STREAM;
         if (KEY_IS("device")) return S_DEVICE;
@@ -903,6 +950,7 @@ static enum rd_slot args_key(const rd *r, const unsigned char *k, size_t len)
     case 10:
         if (KEY_IS("Input Dims")) return S_DIMS;
         if (KEY_IS("Input type")) return S_TYPES;
+        if (KEY_IS("Group size")) return S_GROUP_SIZE;
         return S_SKIP;
     case 11:
         if (KEY_IS("correlation")) return S_CORR;
@@ -910,10 +958,18 @@ static enum rd_slot args_key(const rd *r, const unsigned char *k, size_t len)
         return S_SKIP;
     case 13:
         if (KEY_IS("Input Strides")) return S_STRIDES;
+        if (KEY_IS("In msg nelems")) return S_IN_NELEMS;
+        return S_SKIP;
+    case 14:
+        if (KEY_IS("Out msg nelems")) return S_OUT_NELEMS;
         return S_SKIP;
     case 15:
         if (KEY_IS("Sequence number")) return S_SEQ;
         if (KEY_IS("Concrete Inputs")) return S_CONCRETE;
+        if (KEY_IS("Collective name")) return S_COLL;
+        return S_SKIP;
+    case 19:
+        if (KEY_IS("Process Group Ranks")) return S_PG_RANKS;
         return S_SKIP;
     default:
         return S_SKIP;
@@ -1071,6 +1127,9 @@ static void rd_free_scratch(rd *r)
     for (int i = 0; i < N_TEXTS; i++)
         free(r->text[i].p);
     free(r->kernel.p);
+    free(r->coll.p);
+    free(r->dtype.p);
+    free(r->pg_ranks.p);
     if (r->h)
         yajl_free(r->h);
 }

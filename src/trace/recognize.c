@@ -1350,6 +1350,41 @@ static int run_row(const opm_trace_call *call, opm_trace_recog *out, opm_error *
  *   elementwise, triton_poi_, _and_mul, rotary, rope, copy      → elementwise
  *   anything else                                               → other */
 
+/* ---- TraceLens pseudo ops ----
+ * vLLM's GPT-OSS MoE (vllm::moe_forward over triton_kernels' matmul_ogs):
+ * TraceLens reports its expert kernels as pseudo ops named by kernel, with
+ * moe_forward's arguments (vllm_decode_full's unified_perf_summary.csv):
+ * the first matmul (fused SwiGLU) is "up", the second "down", the scatter
+ * epilogue its own row.  First matching row wins. */
+static const struct {
+    const char *owner, *kernel, *and_kernel, *name;
+} pseudo_ops[] = {
+    {"vllm::moe_forward", "_matmul_ogs_", "_swiglu", "pseudo_op::moe_triton_unfused_up"},
+    {"vllm::moe_forward", "_matmul_ogs_", NULL, "pseudo_op::moe_triton_unfused_down"},
+    {"vllm::moe_forward", "_finalize_matmul_scatter", NULL, "pseudo_op::moe_triton_unfused_finalize_matmul_scatter"},
+};
+
+int opm_trace_has_pseudo_ops(const char *owner)
+{
+    for (size_t i = 0; owner && i < sizeof pseudo_ops / sizeof pseudo_ops[0]; i++)
+        if (!strcmp(owner, pseudo_ops[i].owner)) return 1;
+    return 0;
+}
+
+int opm_trace_pseudo_op(const char *owner, const char *kernel)
+{
+    for (size_t i = 0; owner && kernel && i < sizeof pseudo_ops / sizeof pseudo_ops[0]; i++)
+        if (!strcmp(owner, pseudo_ops[i].owner) && strstr(kernel, pseudo_ops[i].kernel) &&
+            (!pseudo_ops[i].and_kernel || strstr(kernel, pseudo_ops[i].and_kernel)))
+            return (int)i + 1;
+    return 0;
+}
+
+const char *opm_trace_pseudo_op_name(int index)
+{
+    return index >= 1 && (size_t)index <= sizeof pseudo_ops / sizeof pseudo_ops[0] ? pseudo_ops[index - 1].name : NULL;
+}
+
 int opm_trace_name_has(const char *name, const char *needle)
 {
     size_t n = strlen(needle);

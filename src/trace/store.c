@@ -47,6 +47,7 @@ void opm_trace_free(opm_trace *t)
     free(t->flows);
     free(t->call_args);
     free(t->devices);
+    free(t->comms);
     free(t->source);
     free(t);
 }
@@ -96,6 +97,12 @@ int opm_trace_add_args(opm_trace *t, const opm_call_args *a, uint32_t *index, op
 int opm_trace_add_device(opm_trace *t, const opm_tdevice *d, opm_error *err)
 {
     PUSH(t->devices, t->n_devices, t->cap_devices, d);
+    return 0;
+}
+
+int opm_trace_add_comm(opm_trace *t, const opm_tcomm *c, opm_error *err)
+{
+    PUSH(t->comms, t->n_comms, t->cap_comms, c);
     return 0;
 }
 

@@ -6,6 +6,9 @@
  *                (the name table is data: op_table.def)
  *   analyze.c    instances ──► groups, categories, timeline, predictions
  *   ../report/   report ──► JSON / CSV / table / SVG
+ *   beside the report (opmodel/trace_analysis.h): iterations.c (repeated
+ *   iterations), kernel_names.c (GEMM kernel names as hints), ranks.c
+ *   (one trace per rank: collectives, exposed communication)
  *
  * Times are exact integer nanoseconds: the profiler writes microseconds with
  * three decimals, and a double cannot hold an epoch-sized ns count exactly,
@@ -85,6 +88,19 @@ typedef struct opm_tdevice {
     int64_t total_global_mem; /* bytes, -1 when absent */
 } opm_tdevice;
 
+/* The collective a `record_param_comms` cpu_op describes (PyTorch's c10d
+ * records it around each collective): kept by its host range, not by an
+ * event index, so --window and --capture (which rewrite the events) leave
+ * it valid.  ranks.c reads it. */
+typedef struct opm_tcomm {
+    int64_t ts_ns, dur_ns;
+    int32_t pid, tid;       /* as in opm_tev */
+    uint32_t collective;    /* string id of args["Collective name"], 0 when absent */
+    uint32_t dtype;         /* string id of args.dtype ("BFloat16"), 0 when absent */
+    uint32_t pg_ranks;      /* string id of args["Process Group Ranks"] ("[0, 1, 2, 3]"), 0 when absent */
+    int64_t in_nelems, out_nelems, group_size;   /* -1 when absent */
+} opm_tcomm;
+
 struct opm_trace {
     char *source;
     opm_strtab strings;
@@ -96,6 +112,8 @@ struct opm_trace {
     size_t n_args, cap_args;
     opm_tdevice *devices;
     size_t n_devices, cap_devices;
+    opm_tcomm *comms;
+    size_t n_comms, cap_comms;
     opm_trace_stats stats;
 };
 
@@ -112,6 +130,7 @@ int opm_trace_add_flow(opm_trace *t, const opm_tflow *f, opm_error *err);
 /* Returns the new args index in *index. */
 int opm_trace_add_args(opm_trace *t, const opm_call_args *a, uint32_t *index, opm_error *err);
 int opm_trace_add_device(opm_trace *t, const opm_tdevice *d, opm_error *err);
+int opm_trace_add_comm(opm_trace *t, const opm_tcomm *c, opm_error *err);
 /* A blank event: every id field OPM_NO_ID, args OPM_NONE32, stream/device -1. */
 void opm_tev_init(opm_tev *e);
 
@@ -193,6 +212,14 @@ opm_trace_category opm_trace_kernel_category(const char *kernel_name, int ev_cla
 /* Whether `name` contains `needle` (lower-case ASCII), ignoring case: the
  * one substring test for kernel and op names (recognize.c). */
 int opm_trace_name_has(const char *name, const char *needle);
+/* TraceLens's pseudo ops: an op whose kernels TraceLens reports as several
+ * rows named by kernel (vllm::moe_forward's expert GEMMs as
+ * pseudo_op::moe_triton_unfused_up/down/...).  Whether the op `owner` is
+ * split so, and the 1-based pseudo op that takes its kernel `kernel` (0:
+ * the kernel stays the owner's).  Names: opm_trace_pseudo_op_name. */
+int opm_trace_has_pseudo_ops(const char *owner);
+int opm_trace_pseudo_op(const char *owner, const char *kernel);
+const char *opm_trace_pseudo_op_name(int index);
 
 /* ---- Linking (link.c) ---- */
 
@@ -211,6 +238,9 @@ typedef struct opm_link_instance {
      * queued its GPU event (OPM_NONE32 when none was found), so the report
      * can name it "<launch>-><kernel> (Synthetic Op)" as TraceLens does. */
     uint32_t launch_ev;
+    /* Added by link.c: the pseudo op (opm_trace_pseudo_op) this instance is
+     * a part of its owner's kernels under, 0 for the owner itself. */
+    uint32_t pseudo;
 } opm_link_instance;
 
 typedef struct opm_trace_link {

@@ -111,7 +111,7 @@ static int group_index(opm_gemm_dataset *ds, int hw, const char *tag)
 
 const char *const opm_gemm_col_names[OPM_GCOL_COUNT] = {
     "hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias", "latency_us", "source", "kernel",
-    "clock_mhz", "threads_per_cta", "split_k", "activation_quant", "l2_warm", "timing"};
+    "clock_mhz", "threads_per_cta", "split_k", "activation_quant", "l2_warm", "timing", "energy_j"};
 
 static const char *const act_quant_names[] = {"none", "static", "dynamic", "dynamic_block", "block", NULL};
 static const char *const l2_warm_names[] = {"none", "input", "weight", "all", NULL};
@@ -254,6 +254,14 @@ int opm_gemm_row_read(char *const *fld, int nf, const int *col, opm_gemm_row *r,
             return harness[h].col;
         }
         *dst[h] = (unsigned char)idx;
+    }
+    if ((f = opt_field(fld, nf, col, OPM_GCOL_ENERGY))) {
+        char *stop;
+        r->energy_j = strtod(f, &stop);
+        if (*stop || !(r->energy_j > 0) || !isfinite(r->energy_j)) {
+            *want = "a positive energy in joules, or nothing";
+            return OPM_GCOL_ENERGY;
+        }
     }
     r->batch = v[0], r->m = v[1], r->n = v[2], r->k = v[3];
     r->ta = (int)v[4], r->tb = (int)v[5], r->bias = (int)v[6];
@@ -582,15 +590,15 @@ static double median_of(double *v, size_t n)
 }
 
 /* Stats over the rows with sel[i]: ape sorted in scratch. */
-static void stats(const opm_gemm_dataset *ds, const double *pred, const unsigned char *sel, double *scratch,
-                  opm_err_stats *s)
+static void stats_of(const opm_gemm_dataset *ds, const double *pred, const unsigned char *sel, double *scratch,
+                     int energy, opm_err_stats *s)
 {
     memset(s, 0, sizeof *s);
     double sum_ape = 0, sum_log = 0, sum_signed = 0;
     size_t n = 0;
     for (size_t i = 0; i < ds->n_rows; i++) {
         if (!sel[i]) continue;
-        double meas = ds->rows[i].latency_s, e = (pred[i] - meas) / meas;
+        double meas = energy ? ds->rows[i].energy_j : ds->rows[i].latency_s, e = (pred[i] - meas) / meas;
         scratch[n++] = fabs(e) * 100;
         sum_ape += fabs(e) * 100;
         sum_signed += e * 100;
@@ -604,6 +612,70 @@ static void stats(const opm_gemm_dataset *ds, const double *pred, const unsigned
     s->median_ape = median_of(scratch, n);   /* sorts scratch, which the p90 below reads */
     size_t p90 = (size_t)ceil(0.9 * (double)n);
     s->p90_ape = scratch[p90 ? p90 - 1 : 0];
+}
+
+static void stats(const opm_gemm_dataset *ds, const double *pred, const unsigned char *sel, double *scratch,
+                  opm_err_stats *s)
+{
+    stats_of(ds, pred, sel, scratch, 0, s);
+}
+
+/* Energy error of the selected rows that carry energy_j: each predicted
+ * with the model on its hardware with its group's calibrated overhead.
+ * Rows are predicted only when some row has an energy, so GEMM-latency
+ * data without one costs nothing.  sel is overwritten. */
+static int energy_stats(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *o, opm_gemm_validation *v,
+                        unsigned char *sel, double *scratch)
+{
+    size_t n = ds->n_rows, any = 0;
+    for (size_t i = 0; i < n; i++) any += sel[i] && ds->rows[i].energy_j > 0;
+    if (!any) return 0;
+    const opm_model *m = opm_model_find(o->model);
+    double *pred = malloc((n + 1) * sizeof *pred);
+    if (!m || !pred) {
+        free(pred);
+        return !m ? 0 : -1;
+    }
+    row_hw *cache = NULL;
+    size_t n_cache = 0;
+    int rc = 0;
+    opm_profile p;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const opm_gemm_row *r = &ds->rows[i];
+        pred[i] = NAN;
+        if (!sel[i] || !(r->energy_j > 0)) {
+            sel[i] = 0;
+            continue;
+        }
+        sel[i] = 0;
+        const opm_hardware *hw;
+        if (hw_for_row(ds, r, v->group_overhead_s, &cache, &n_cache, &hw)) {
+            rc = -1;
+            break;
+        }
+        if (!hw) continue;
+        opm_op *op = row_op(r, !o->ignore_kernel_column, NULL);
+        if (!op) continue;
+        if (m->predict(op, hw, &p, NULL) == 0 && p.energy_j > 0) {
+            pred[i] = p.energy_j;
+            sel[i] = 1;
+        }
+        opm_op_free(op);
+    }
+    for (size_t i = 0; i < n_cache; i++) opm_hardware_free(cache[i].h);
+    free(cache);
+    if (!rc) {
+        stats_of(ds, pred, sel, scratch, 1, &v->energy);
+        unsigned char *sub = malloc(n + 1);
+        if (!sub) rc = -1;
+        for (size_t h = 0; sub && h < ds->n_hw; h++) {
+            for (size_t i = 0; i < n; i++) sub[i] = sel[i] && ds->rows[i].hw == (int)h;
+            stats_of(ds, pred, sub, scratch, 1, &v->energy_by_hw[h]);
+        }
+        free(sub);
+    }
+    free(pred);
+    return rc;
 }
 
 /* Error statistics of the selected rows, one size class at a time; `sub`
@@ -638,7 +710,8 @@ static int validation_alloc(const opm_gemm_dataset *ds, const char *model, opm_g
     v->group_overlap_s = calloc(ds->n_groups + 1, sizeof *v->group_overlap_s);
     v->pred_s = malloc((n + 1) * sizeof *v->pred_s);
     v->is_cal = calloc(n + 1, 1);
-    return v->by_hw && v->group_overhead_s && v->group_cal_rows && v->group_overlap_s && v->pred_s && v->is_cal;
+    v->energy_by_hw = calloc(ds->n_hw + 1, sizeof *v->energy_by_hw);
+    return v->by_hw && v->energy_by_hw && v->group_overhead_s && v->group_cal_rows && v->group_overlap_s && v->pred_s && v->is_cal;
 }
 
 /* The median over the groups group g borrows from (the file comment's
@@ -779,14 +852,20 @@ int opm_gemm_validate(const opm_gemm_dataset *ds, const opm_gemm_validate_opts *
     }
     class_stats(ds, v, sel, sub, scratch);
     free(sub);
+    rc = energy_stats(ds, o, v, sel, scratch);
     free(scratch);
     free(sel);
+    if (rc) {
+        opm_gemm_validation_free(v);
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
     return 0;
 }
 
 void opm_gemm_validation_free(opm_gemm_validation *v)
 {
     free(v->by_hw);
+    free(v->energy_by_hw);
     free(v->group_overhead_s);
     free(v->group_cal_rows);
     free(v->group_overlap_s);
@@ -807,7 +886,7 @@ static int hold_out(const opm_gemm_dataset *ds, const char *model, int use_kerne
                     double *scratch, unsigned char *sel, opm_error *err)
 {
     size_t n = ds->n_rows;
-    opm_gemm_validate_opts o = {model, 1, h, host_overlap};
+    opm_gemm_validate_opts o = {model, 1, h, host_overlap, !use_kernel_column};
     if (calibrate_groups(ds, &o, base, cal, scratch)) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     memcpy(work, base, n * sizeof *work);
     int rc = opm_gemm_repredict_with_overhead(ds, model, use_kernel_column, cal->group_overhead_s, h, work, err);

@@ -53,6 +53,8 @@ typedef struct opm_gemm_row {
     /* The kernel column names a library that never splits K (a split_k 1
      * hint with automatic tile selection). */
     unsigned char no_split;
+    /* The energy_j column (J per GEMM), 0 when empty. */
+    double energy_j;
 } opm_gemm_row;
 
 enum { OPM_GAQ_NONE, OPM_GAQ_STATIC, OPM_GAQ_DYNAMIC, OPM_GAQ_DYNAMIC_BLOCK, OPM_GAQ_BLOCK };
@@ -106,6 +108,11 @@ typedef struct opm_gemm_validation {
     unsigned char *is_cal;       /* per row: 1 when used for calibration */
     double *group_overlap_s;     /* ds->n_groups: host time overlapping the kernel */
     double host_overlap;         /* the overlap fraction used (0 without calibration) */
+    /* Energy error of the held-out rows with an energy_j column, each
+     * predicted on its hardware carrying its group's overhead (n = 0: no
+     * such row); energy_by_hw has ds->n_hw entries. */
+    opm_err_stats energy;
+    opm_err_stats *energy_by_hw;
 } opm_gemm_validation;
 
 /* Host time that overlaps the kernel in a timed eager call, as a fraction
@@ -135,6 +142,9 @@ typedef struct opm_gemm_validate_opts {
      * the kernel does (OPM_GEMM_HOST_OVERLAP; 0: the overhead simply
      * adds): a row is predicted as overhead + max(overlap, base). */
     double host_overlap;
+    /* For the energy predictions: leave the kernel column out (as
+     * opm_gemm_base_predictions' use_kernel_column = 0). */
+    int ignore_kernel_column;
 } opm_gemm_validate_opts;
 
 /* Base latencies (without the model's own fixed overhead) for every row,
@@ -165,7 +175,7 @@ int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r);
  * hardware through latency_us are required, the rest optional. */
 enum { OPM_GCOL_HW, OPM_GCOL_DTYPE, OPM_GCOL_BATCH, OPM_GCOL_M, OPM_GCOL_N, OPM_GCOL_K, OPM_GCOL_TA, OPM_GCOL_TB,
        OPM_GCOL_BIAS, OPM_GCOL_LAT, OPM_GCOL_SOURCE, OPM_GCOL_KERNEL, OPM_GCOL_CLOCK, OPM_GCOL_THREADS,
-       OPM_GCOL_SPLIT, OPM_GCOL_ACT_QUANT, OPM_GCOL_L2_WARM, OPM_GCOL_TIMING, OPM_GCOL_COUNT };
+       OPM_GCOL_SPLIT, OPM_GCOL_ACT_QUANT, OPM_GCOL_L2_WARM, OPM_GCOL_TIMING, OPM_GCOL_ENERGY, OPM_GCOL_COUNT };
 #define OPM_GCOL_REQUIRED OPM_GCOL_SOURCE
 extern const char *const opm_gemm_col_names[OPM_GCOL_COUNT];
 /* Reads one row's fields, all but hardware and source, into *r (zeroed

@@ -96,12 +96,16 @@ static void bad(opm_general *v, const char *path, size_t line, const char *fmt, 
     vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
     snprintf(v->first_bad, sizeof v->first_bad, "%s:%zu: %s", path, line, body);
+    opm_escape_controls(v->first_bad, sizeof v->first_bad); /* keys and paths are input text */
 }
 
 /* A bad line whose message is already located (the document reader's). */
 static void bad_located(opm_general *v, const char *msg)
 {
-    if (!v->rows_failed++) opm_strlcpy(v->first_bad, msg, sizeof v->first_bad);
+    if (!v->rows_failed++) {
+        opm_strlcpy(v->first_bad, msg, sizeof v->first_bad);
+        opm_escape_controls(v->first_bad, sizeof v->first_bad);
+    }
 }
 
 /* The op reader's error, which reads "PATH:LINE: FIELD: ..." with FIELD
@@ -378,8 +382,10 @@ static int do_line(opm_general *v, uint32_t file, const char *path, size_t line,
         goto done;
     }
     if (!v->hw[hw]) {
-        if (!v->rows_unknown_hw++)
+        if (!v->rows_unknown_hw++) {
             snprintf(v->first_unknown_hw, sizeof v->first_unknown_hw, "%s:%zu: %s", path, line, e.message);
+            opm_escape_controls(v->first_unknown_hw, sizeof v->first_unknown_hw);
+        }
         goto done;
     }
     const opm_hardware *h = v->hw[hw];
@@ -407,6 +413,7 @@ static int do_line(opm_general *v, uint32_t file, const char *path, size_t line,
         goto done;
     }
     rc = keep_line(v, file, line, (uint32_t)hw, &f, op, p, err);
+    if (!rc && v->on_line && v->on_line(v->on_line_ctx, v, &v->lines[v->n_lines - 1], p, h)) rc = oom(err);
 done:
     opm_op_free(op);
     doc_free(d);
@@ -570,6 +577,27 @@ static void stats_of(const opm_general *v, const size_t *idx, size_t n, int ener
     s->signed_mean_error = sum_signed / (double)n;
     s->geomean_ratio = exp(sum_log / (double)n);
     s->median_ape = median_of(scratch, n); /* sorts scratch, which the p90 reads */
+    size_t p90 = (size_t)ceil(0.9 * (double)n);
+    s->p90_ape = scratch[p90 ? p90 - 1 : 0];
+}
+
+void opm_err_stats_of(const double *pred, const double *meas, size_t n, double *scratch, opm_err_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    if (!n) return;
+    double sum_ape = 0, sum_signed = 0, sum_log = 0;
+    for (size_t j = 0; j < n; j++) {
+        double e = (pred[j] - meas[j]) / meas[j];
+        scratch[j] = fabs(e) * 100;
+        sum_ape += fabs(e) * 100;
+        sum_signed += e * 100;
+        sum_log += log(pred[j] / meas[j]);
+    }
+    s->mape = sum_ape / (double)n;
+    s->signed_mean_error = sum_signed / (double)n;
+    s->geomean_ratio = exp(sum_log / (double)n);
+    s->median_ape = median_of(scratch, n);
     size_t p90 = (size_t)ceil(0.9 * (double)n);
     s->p90_ape = scratch[p90 ? p90 - 1 : 0];
 }

@@ -68,7 +68,8 @@ typedef struct opm_general_group {
     double overhead_s;           /* the overhead its scored lines get (0 without calibration) */
 } opm_general_group;
 
-typedef struct opm_general {
+typedef struct opm_general opm_general;
+struct opm_general {
     const char *model;           /* as given to opm_general_init, not copied */
     const opm_model *m;
     const opm_registry *reg;     /* where `model` was found (NULL: the built-in models) */
@@ -107,7 +108,13 @@ typedef struct opm_general {
     size_t calibration_rows;
     size_t energy_rows;          /* scored lines with a measured energy */
     opm_general_scores time, energy;
-} opm_general;
+    /* Optional, set after opm_general_init: called with each kept line,
+     * its prediction and the hardware it was predicted on (calibrate-energy
+     * reads the energy terms); a nonzero return is an error (out of memory). */
+    int (*on_line)(void *ctx, const opm_general *v, const opm_general_line *l, const opm_profile *p,
+                   const opm_hardware *hw);
+    void *on_line_ctx;
+};
 
 /* A validation with `model` (a registered name; OPM_ENOTFOUND otherwise),
  * calibrating the fixed overhead when `calibrate`.  Free it with
@@ -132,5 +139,10 @@ void opm_general_free(opm_general *v);
 /* The latency a line is scored against: the model's prediction plus its
  * group's calibrated overhead (0 without calibration). */
 double opm_general_line_predicted_s(const opm_general *v, const opm_general_line *l);
+
+/* Contract §5 statistics of n (predicted, measured) pairs, measured > 0,
+ * predicted > 0: the formulas `validate` uses, for callers with their own
+ * rows (validate-artifact); scratch holds n doubles. */
+void opm_err_stats_of(const double *pred, const double *meas, size_t n, double *scratch, opm_err_stats *s);
 
 #endif

@@ -516,7 +516,7 @@ Test(gemm_models, validate_fixture)
     cr_assert_eq(ds.n_groups, 2);
     double base[8];
     cr_assert_eq(opm_gemm_base_predictions(&ds, "roofline", 1, base, &err), 0, "%s", err.message);
-    opm_gemm_validate_opts o = {"roofline", 1, -1, 0};
+    opm_gemm_validate_opts o = {"roofline", 1, -1, 0, 0};
     opm_gemm_validation v;
     cr_assert_eq(opm_gemm_validate(&ds, &o, base, &v, &err), 0, "%s", err.message);
     cr_assert_eq(v.calibration_rows, 2);
@@ -1161,7 +1161,7 @@ Test(gemm_models, shipped_data_accuracy, .timeout = 120)
     cr_assert_eq(ds.rows_bad + ds.rows_unknown_hw, 0);
     double *base = malloc(ds.n_rows * sizeof *base);
     cr_assert_not_null(base);
-    opm_gemm_validate_opts o = {"roofline", 1, -1, OPM_GEMM_HOST_OVERLAP};
+    opm_gemm_validate_opts o = {"roofline", 1, -1, OPM_GEMM_HOST_OVERLAP, 0};
     opm_gemm_validation roof, v, lv;
     cr_assert_eq(opm_gemm_base_predictions(&ds, "roofline", 1, base, &err), 0);
     cr_assert_eq(opm_gemm_validate(&ds, &o, base, &roof, &err), 0);

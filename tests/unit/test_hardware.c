@@ -5,8 +5,11 @@
 #include <math.h>
 #include <ctype.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include "testutil.h"
+#include "hardware/builtin_data.h"
+#include "hardware/hw_internal.h"
 
 static const char *const required[] = {
     "gpu_generic", "tpu_generic", "a10", "a100_40gb_pcie", "a100_80gb_pcie", "a100_80gb_sxm", "h100_sxm",
@@ -248,5 +251,177 @@ Test(hardware, levels_order_and_per_sm_rates_checked)
         opm_hardware *hw = opm_hardware_builtin(opm_hardware_builtin_name(i), &err);
         cr_assert_not_null(hw, "%s", err.message);
         opm_hardware_free(hw);
+    }
+}
+
+static const char *const table_hw =
+    "name: tabled\nstatic_power_w: 60\n"
+    "idle_power: {900: 47.35, 210: 44.47, 1410: 67.34}\n"
+    "supply_voltage: {210: 693.75, 900: 693.75, 1410: 893.75, 1500: null}\n"
+    "compute:\n  clock_hz: 1.41e9\n  num_sms: 108\n  tensor_flops_per_s: {bf16: 312e12}\n"
+    "  tensor_energy_j_per_flop: {bf16: 1e-12}\n"
+    "memory:\n  levels:\n    - {name: l2, size_bytes: 4e7, bandwidth_bytes_per_s: 7e12, energy_j_per_byte: 5e-12}\n"
+    "    - {name: hbm, size_bytes: 4e10, bandwidth_bytes_per_s: 1.555e12, energy_j_per_byte: 3e-11}\n";
+
+/* Idle power: interpolated in the table (in any key order), flat past its
+ * ends, the current clock for clock_hz <= 0; the table wins over
+ * static_power_w.  Round trips through YAML. */
+Test(hardware, idle_power_table)
+{
+    opm_error err;
+    opm_hardware *hw = opm_hardware_load_string(table_hw, strlen(table_hw), "<t>", &err);
+    cr_assert_not_null(hw, "%s", err.message);
+    cr_assert_float_eq(opm_hardware_idle_power_w(hw, 900e6), 47.35, 1e-12);
+    cr_assert_float_eq(opm_hardware_idle_power_w(hw, 1155e6), (47.35 + 67.34) / 2, 1e-9);
+    cr_assert_float_eq(opm_hardware_idle_power_w(hw, 0), 67.34, 1e-12);
+    cr_assert_float_eq(opm_hardware_idle_power_w(hw, 100e6), 44.47, 1e-12);
+    cr_assert_float_eq(opm_hardware_idle_power_w(hw, 3e9), 67.34, 1e-12);
+    opm_hardware *slow = opm_hardware_with_clock(hw, 900e6, &err);
+    cr_assert_float_eq(opm_hardware_idle_power_w(slow, 0), 47.35, 1e-12);
+    /* C·V²: J/FLOP and on-chip J/byte follow the voltage, DRAM does not. */
+    double s = (693.75 / 893.75) * (693.75 / 893.75);
+    cr_assert_float_eq(opm_hardware_energy_j_per_flop(slow, OPM_ENGINE_TENSOR, OPM_BF16), 1e-12 * s, 1e-24);
+    cr_assert_float_eq(opm_hardware_find_level(slow, "l2")->energy_j_per_byte, 5e-12 * s, 1e-24);
+    cr_assert_float_eq(opm_hardware_find_level(slow, "hbm")->energy_j_per_byte, 3e-11, 0);
+    char *y = opm_hardware_to_yaml(slow, &err);
+    opm_hardware *back = opm_hardware_load_string(y, strlen(y), "<y>", &err);
+    cr_assert_not_null(back, "%s\n%s", err.message, y);
+    cr_assert(opm_hardware_equal(slow, back), "%s", y);
+    opm_hardware_free(back);
+    free(y);
+    opm_hardware_free(slow);
+    opm_hardware_free(hw);
+}
+
+/* Without a table: static_power_w at the clock it was measured at, falling
+ * toward 0.66 of it as f³; a clocked copy keeps its anchor. */
+Test(hardware, idle_power_without_table)
+{
+    const char *t = "name: plain\nstatic_power_w: 100\ncompute: {clock_hz: 2e9, num_sms: 10, vector_flops_per_s: {fp32: 1e13}}\n"
+                    "memory: {levels: [{name: hbm, size_bytes: 1e9, bandwidth_bytes_per_s: 1e12}]}\n";
+    opm_error err;
+    opm_hardware *hw = opm_hardware_load_string(t, strlen(t), "<t>", &err);
+    cr_assert_not_null(hw, "%s", err.message);
+    cr_assert_float_eq(opm_hardware_idle_power_w(hw, 0), 100, 1e-12);
+    cr_assert_float_eq(opm_hardware_idle_power_w(hw, 1e9), 100 * (0.66 + 0.34 / 8), 1e-9);
+    opm_hardware *slow = opm_hardware_with_clock(hw, 1e9, &err);
+    cr_assert_float_eq(opm_hardware_idle_power_w(slow, 0), 100 * (0.66 + 0.34 / 8), 1e-9);
+    cr_assert_float_eq(opm_hardware_idle_power_w(slow, 2e9), 100, 1e-9);
+    cr_assert(opm_hardware_has_idle_power(slow));
+    char *y = opm_hardware_to_yaml(slow, &err);
+    opm_hardware *back = opm_hardware_load_string(y, strlen(y), "<y>", &err);
+    cr_assert(back && opm_hardware_equal(slow, back), "%s", y);
+    opm_hardware_free(back);
+    free(y);
+    opm_hardware_free(slow);
+    opm_hardware_free(hw);
+    const char *none = "name: none\ncompute: {clock_hz: 2e9, num_sms: 10, vector_flops_per_s: {fp32: 1e13}}\n"
+                       "memory: {levels: [{name: hbm, size_bytes: 1e9, bandwidth_bytes_per_s: 1e12}]}\n";
+    hw = opm_hardware_load_string(none, strlen(none), "<n>", &err);
+    cr_assert_eq(opm_hardware_idle_power_w(hw, 0), 0);
+    cr_assert(!opm_hardware_has_idle_power(hw));
+    opm_hardware_free(hw);
+}
+
+/* The seed package's calibrated files: energy_model.model_level and
+ * energy_model.calibration; gemm_selection_objective. */
+Test(hardware, seed_energy_model_keys)
+{
+    const char *t =
+        "name: seed_a100\nstatic_power_w: 47\ngemm_selection_objective: edp\n"
+        "compute: {clock_hz: 1.41e9, num_sms: 108, tensor_flops_per_s: {bf16: 312e12}}\n"
+        "memory: {levels: [{name: l2, size_bytes: 4e7, bandwidth_bytes_per_s: 7e12, energy_j_per_sector: 2e-10},"
+        " {name: hbm, size_bytes: 4e10, bandwidth_bytes_per_s: 1.555e12, energy_j_per_byte: 3e-11}]}\n"
+        "energy_model:\n  model_level: E3\n  calibration: {method: nnls, rows: 120, mape: 0.081}\n"
+        "  power_coefficients: {base_power_w: 47, tc_active_power_w: 120}\n";
+    opm_error err;
+    opm_hardware *hw = opm_hardware_load_string(t, strlen(t), "<seed>", &err);
+    cr_assert_not_null(hw, "%s", err.message);
+    cr_assert_str_eq(opm_hardware_gemm_selection_objective(hw), "edp");
+    char *y = opm_hardware_to_yaml(hw, &err);
+    opm_hardware *back = opm_hardware_load_string(y, strlen(y), "<y>", &err);
+    cr_assert(back && opm_hardware_equal(hw, back), "%s", y);
+    opm_hardware_free(back);
+    free(y);
+    opm_hardware_free(hw);
+    const char *badlvl = "name: x\ncompute: {clock_hz: 1e9, num_sms: 1, vector_flops_per_s: {fp32: 1e12}}\n"
+                         "memory: {levels: [{name: hbm, size_bytes: 1e9, bandwidth_bytes_per_s: 1e12}]}\n"
+                         "energy_model: {model_level: E7}\n";
+    cr_assert_null(opm_hardware_load_string(badlvl, strlen(badlvl), "<b>", &err));
+    cr_assert_str_eq(err.field, "energy_model.model_level");
+    const char *badtab = "name: x\nidle_power: {fast: 3}\ncompute: {clock_hz: 1e9, num_sms: 1, vector_flops_per_s: {fp32: 1e12}}\n"
+                         "memory: {levels: [{name: hbm, size_bytes: 1e9, bandwidth_bytes_per_s: 1e12}]}\n";
+    cr_assert_null(opm_hardware_load_string(badtab, strlen(badtab), "<b>", &err));
+    cr_assert_str_eq(err.field, "idle_power.fast");
+    const char *badobj = "name: x\ngemm_selection_objective: speed\ncompute: {clock_hz: 1e9, num_sms: 1, vector_flops_per_s: {fp32: 1e12}}\n"
+                         "memory: {levels: [{name: hbm, size_bytes: 1e9, bandwidth_bytes_per_s: 1e12}]}\n";
+    cr_assert_null(opm_hardware_load_string(badobj, strlen(badobj), "<b>", &err));
+    cr_assert_str_eq(err.field, "gemm_selection_objective");
+}
+
+/* The optional interconnect block: read, checked like other fields, written
+ * back by the emitter (and so by `hardware show`). */
+Test(hardware, interconnect_fields)
+{
+    static const char base[] = "name: x\ncompute:\n  clock_hz: 1e9\n  num_sms: 1\n  tensor_flops_per_s: {bf16: 1e12}\n"
+                               "memory:\n  levels:\n    - {name: hbm, size_bytes: 1e9, bandwidth_bytes_per_s: 1e12}\n";
+    char text[1024];
+    opm_error err;
+    snprintf(text, sizeof text, "%sinterconnect:\n  name: nvlink4\n  bandwidth_bytes_per_s: 450e9\n"
+             "  latency_s: 0.47e-6\n  domain_devices: 8\n", base);
+    opm_hardware *hw = opm_hardware_load_string(text, strlen(text), "ic.yaml", &err);
+    cr_assert(hw, "%s", err.message);
+    const opm_interconnect *ic = opm_hardware_interconnect(hw);
+    cr_assert_not_null(ic);
+    cr_expect_str_eq(ic->name, "nvlink4");
+    cr_expect_eq(ic->bandwidth_bytes_per_s, 450e9);
+    cr_expect_eq(ic->latency_s, 0.47e-6);
+    cr_expect_eq(ic->domain_devices, 8);
+    char *y = opm_hardware_to_yaml(hw, &err);
+    cr_assert(y);
+    cr_expect(strstr(y, "interconnect"), "%s", y);
+    opm_hardware *back = opm_hardware_load_string(y, strlen(y), "<y>", &err);
+    cr_assert(back, "%s", err.message);
+    cr_expect(opm_hardware_equal(hw, back));
+    opm_hardware_free(back);
+    free(y);
+    opm_hardware_free(hw);
+    hw = opm_hardware_load_string(base, strlen(base), "no.yaml", &err);
+    cr_assert(hw);
+    cr_expect_null(opm_hardware_interconnect(hw));
+    opm_hardware_free(hw);
+    static const struct { const char *block, *want; } bad[] = {
+        {"interconnect:\n  latency_s: 1e-6\n", "interconnect.bandwidth_bytes_per_s"},
+        {"interconnect:\n  bandwidth_bytes_per_s: -5\n", "ic.yaml:10"},
+        {"interconnect:\n  bandwidth_bytes_per_s: 1e9\n  domain_devices: 2.5\n", "domain_devices"},
+        {"interconnect:\n  bandwidth_bytes_per_s: 1e9\n  bandwith: 3\n", "unknown key"},
+        {"interconnect: 5\n", "interconnect"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, "%s%s", base, bad[i].block);
+        cr_expect_null(opm_hardware_load_string(text, strlen(text), "ic.yaml", &err), "%s", bad[i].block);
+        cr_expect(strstr(err.message, bad[i].want), "%s: %s", bad[i].block, err.message);
+    }
+}
+
+/* Built-ins are compiled in as the loader's result (tools/hwgen.c): each
+ * must be, byte for byte, what loading its YAML text gives now (the struct's
+ * padding is zeroed by opm_hw_init in both). */
+Test(hardware, compiled_builtins_equal_their_yaml)
+{
+    size_t n = opm_hardware_builtin_count();
+    cr_assert_gt(n, 20);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = opm_hardware_builtin_name(i), *text = opm_hardware_builtin_text(i);
+        cr_assert_not_null(opm_builtin_images[i], "%s: no compiled image in a native build", name);
+        opm_error err;
+        opm_hardware *a = opm_hardware_builtin(name, &err);
+        cr_assert_not_null(a, "%s: %s", name, err.message);
+        opm_hardware *b = opm_hardware_load_string(text, strlen(text), name, &err);
+        cr_assert_not_null(b, "%s: %s", name, err.message);
+        cr_assert_eq(memcmp(a, b, sizeof(struct opm_hardware)), 0, "%s: compiled image differs from its YAML", name);
+        cr_assert(opm_hardware_equal(a, b));
+        opm_hardware_free(a);
+        opm_hardware_free(b);
     }
 }

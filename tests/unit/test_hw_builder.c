@@ -5,6 +5,7 @@
  * whole-object checks (hbm present, levels innermost first, per-SM rates
  * against peaks). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -22,6 +23,32 @@ static opm_memory_level level(const char *name, double size, double bw, double l
     l.sector_size_bytes = sector;
     l.partitions = partitions;
     return l;
+}
+
+/* The `idle_power:` block of configs/hardware/h100_sxm.yaml: lines
+ * "  MHz: W  # source" up to the next unindented key. */
+static size_t h100_idle_table(double *clk, double *watts, size_t cap)
+{
+    const char *root = getenv("OPM_SOURCE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/configs/hardware/h100_sxm.yaml", root ? root : ".");
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s", path);
+    char line[1024];
+    size_t n = 0;
+    int in = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "idle_power:", 11)) { in = 1; continue; }
+        if (!in) continue;
+        if (line[0] != ' ') break;
+        double mhz, w;
+        if (sscanf(line, " %lf: %lf", &mhz, &w) == 2 && n < cap) {
+            clk[n] = mhz * 1e6;
+            watts[n++] = w;
+        }
+    }
+    fclose(f);
+    return n;
 }
 
 #define OK(call) cr_assert_eq((call), 0, "%s: %s", #call, err.message)
@@ -59,9 +86,19 @@ static opm_hardware_builder *h100_builder(void)
     OK(opm_hardware_builder_set_dtype_param(b, "vector_energy_j_per_flop", OPM_FP32, 8.67e-12, &err));
     OK(opm_hardware_builder_set_fma_dims(b, 64, 8, 16, &err));
     opm_memory_level l2 = level("l2", 52428800, 0, 291, 128, 32, 2), hbm = level("hbm", 80e9, 3.35e12, 700, 0, 0, 0);
+    l2.energy_j_per_byte = 1.389e-12;
+    hbm.energy_j_per_byte = 3.120e-11;
     OK(opm_hardware_builder_add_level(b, &l2, &err));
     OK(opm_hardware_builder_add_level(b, &hbm, &err));
     OK(opm_hardware_builder_set_level_utilization(b, "hbm", 0.949, &err));
+    opm_interconnect nv = {"nvlink4", 450e9, 0.47e-6, 8};
+    OK(opm_hardware_builder_set_interconnect(b, &nv, &err));
+    /* The measured idle table: ~110 points, read from the shipped file's
+     * idle_power block rather than copied here. */
+    double clk[160], watts[160];
+    size_t n = h100_idle_table(clk, watts, 160);
+    cr_assert(n > 100, "idle_power table of h100_sxm.yaml: %zu points", n);
+    OK(opm_hardware_builder_set_table(b, "idle_power", n, clk, watts, &err));
     return b;
 }
 
@@ -157,7 +194,37 @@ Test(hw_builder, setters_refuse_what_the_loader_refuses)
     setter_refuses(opm_hardware_builder_add_level(b, &l, &err), &err, "memory.levels[0].partitions", "1 to 64");
     l = level("hbm", -5, 1, 0, 0, 0, 0);
     setter_refuses(opm_hardware_builder_add_level(b, &l, &err), &err, "memory.levels[0].size_bytes", "non-negative");
+    double clk[2] = {1e9, 0.9e9}, w[2] = {50, 60};
+    setter_refuses(opm_hardware_builder_set_table(b, "idle_power", 2, clk, w, &err), &err, "idle_power", "above the previous");
+    clk[1] = 1.5e9;
+    w[1] = -1;
+    setter_refuses(opm_hardware_builder_set_table(b, "supply_voltage", 2, clk, w, &err), &err, "supply_voltage", "positive value");
+    setter_refuses(opm_hardware_builder_set_table(b, "idle", 2, clk, w, &err), &err, "table", "idle_power or supply_voltage");
+    opm_interconnect link = {"nvlink", 0, 0, 8};
+    setter_refuses(opm_hardware_builder_set_interconnect(b, &link, &err), &err, "interconnect.bandwidth_bytes_per_s",
+                   "positive");
+    link.bandwidth_bytes_per_s = 1e11;
+    link.domain_devices = 2.5;
+    setter_refuses(opm_hardware_builder_set_interconnect(b, &link, &err), &err, "interconnect.domain_devices", "whole");
     opm_hardware_builder_free(b);
+}
+
+/* A table set in code is the one predictions read: idle power interpolates
+ * between its points. */
+Test(hw_builder, idle_table_set_in_code_is_used)
+{
+    opm_error err;
+    opm_hardware *ref = builtin_hw("h100_sxm");
+    opm_hardware_builder *b = opm_hardware_builder_from(ref, &err);
+    cr_assert_not_null(b, "%s", err.message);
+    double clk[2] = {1e9, 2e9}, w[2] = {50, 150};
+    OK(opm_hardware_builder_set_table(b, "idle_power", 2, clk, w, &err));
+    opm_hardware *hw = opm_hardware_builder_build(b, &err);
+    cr_assert_not_null(hw, "%s", err.message);
+    cr_assert_float_eq(opm_hardware_idle_power_w(hw, 1.5e9), 100, 1e-9);
+    opm_hardware_builder_free(b);
+    opm_hardware_free(hw);
+    opm_hardware_free(ref);
 }
 
 Test(hw_builder, build_runs_the_loader_checks)

@@ -321,7 +321,7 @@ Test(tc_gemm, harness_columns)
     for (int i = 0; i < 4; i++) cr_assert(base[i] > 0 && isfinite(base[i]));
     /* The dynamically quantised op is slower than its block-scaled GEMM alone. */
     cr_assert_gt(base[1], base[3]);
-    opm_gemm_validate_opts o = {"extended_roofline", 0, -1, 0};
+    opm_gemm_validate_opts o = {"extended_roofline", 0, -1, 0, 0};
     opm_gemm_validation v;
     cr_assert_eq(opm_gemm_validate(&ds, &o, base, &v, &err), 0, "%s", err.message);
     cr_assert_eq(v.rows, 3);
@@ -351,7 +351,7 @@ Test(tc_gemm, shipped_sets_uncalibrated, .timeout = 120)
     double *base = malloc(ds.n_rows * sizeof *base);
     cr_assert_not_null(base);
     cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, base, &err), 0, "%s", err.message);
-    opm_gemm_validate_opts o = {"extended_roofline", 0, -1, 0};
+    opm_gemm_validate_opts o = {"extended_roofline", 0, -1, 0, 0};
     opm_gemm_validation v;
     cr_assert_eq(opm_gemm_validate(&ds, &o, base, &v, &err), 0, "%s", err.message);
     /* Per (hardware, 16-bit dtype, source): MAPE of the held-out rows. */

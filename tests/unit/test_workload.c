@@ -1,0 +1,243 @@
+/* test_workload.c — whole workloads (include/opmodel/workload.h) and
+ * validate-artifact (src/workload/artifact.c): eager vs graph timing,
+ * energy = op energies + idle power in the gaps, the kernel-list reader's
+ * mapping and its FILE:ENTRY:FIELD errors, JSONL counts, the artifact's
+ * matching rule, unmatched and out-of-memory runs, and calibration on at
+ * most 4 runs that are then not scored. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "testutil.h"
+#include "workload/artifact.h"
+
+static opm_workload *from_text(const char *text)
+{
+    opm_error err;
+    opm_workload *w = opm_workload_new(&err);
+    cr_assert(w);
+    cr_assert_eq(opm_workload_add_text(w, text, strlen(text), "t.json", &err), 0, "%s", err.message);
+    return w;
+}
+
+static const char two_kernels[] =
+    "[[{\"batch\":1,\"dimM\":4096,\"dimN\":4096,\"dimK\":4096,\"precM\":\"bf16\",\"precA\":\"bf16\","
+    "\"useTensorCore\":true},[\"gemm\",\"tc\",\"bf16_bf16\"]],"
+    " [{\"dim\":1024,\"op\":\"pointwise_add\",\"prec\":\"bf16\"},[\"elementwise\"]],"
+    " [{\"dim\":1024,\"op\":\"pointwise_add\",\"prec\":\"bf16\"},[\"elementwise\"]]]";
+
+Test(workload, eager_is_graph_plus_host_gaps_and_energy_adds_up)
+{
+    opm_workload *w = from_text(two_kernels);
+    cr_assert_eq(opm_workload_kernel_count(w), 3);
+    cr_assert_eq(opm_workload_op_count(w), 2, "a repeated kernel is one op");
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
+    opm_workload_options o;
+    opm_workload_options_init(&o);
+    opm_error err;
+    o.mode = OPM_WORKLOAD_GRAPH;
+    opm_workload_result *g = opm_workload_evaluate(w, hw, &o, &err);
+    cr_assert(g, "%s", err.message);
+    o.mode = OPM_WORKLOAD_EAGER;
+    o.launch_interval_s = 50e-6;
+    opm_workload_result *e = opm_workload_evaluate(w, hw, &o, &err);
+    cr_assert(e, "%s", err.message);
+    const opm_workload_totals *tg = opm_workload_result_totals(g), *te = opm_workload_result_totals(e);
+    /* Per-op predictions, by hand. */
+    opm_profile pg = predict_ok("extended_roofline", opm_workload_op(w, 0), hw);
+    opm_profile pa = predict_ok("extended_roofline", opm_workload_op(w, 1), hw);
+    cr_assert(pa.latency_s < 50e-6 && pg.latency_s > 50e-6, "test needs a long gemm and short adds");
+    cr_assert_float_eq(tg->latency_s, pg.latency_s + 2 * pa.latency_s, 1e-12);
+    cr_assert_float_eq(tg->energy_j, pg.energy_j + 2 * pa.energy_j, 1e-12);
+    cr_assert_float_eq(tg->idle_s, 0, 1e-15);
+    cr_assert_float_eq(te->latency_s, pg.latency_s + 2 * 50e-6, 1e-12);
+    double gap = 2 * (50e-6 - pa.latency_s);
+    cr_assert_float_eq(te->idle_s, gap, 1e-12);
+    cr_assert_float_eq(te->energy_j, pg.energy_j + 2 * pa.energy_j + opm_hardware_static_power_w(hw) * gap, 1e-12);
+    cr_assert_float_eq(te->average_power_w, te->energy_j / te->latency_s, 1e-9);
+    cr_assert_float_eq(te->flops, (double)pg.flops + 2 * (double)pa.flops, 1);
+    /* Breakdowns: largest first, and they sum to the totals. */
+    cr_assert_eq(opm_workload_result_kind_count(e), 2);
+    cr_assert_str_eq(opm_workload_result_kind(e, 0)->name, "gemm");
+    cr_assert_eq(opm_workload_result_kind(e, 1)->count, 2);
+    double s = 0;
+    for (size_t i = 0; i < opm_workload_result_op_count(e); i++) s += opm_workload_result_op(e, i)->energy_j;
+    cr_assert_float_eq(s, te->energy_j, 1e-12);
+    opm_workload_result_free(g);
+    opm_workload_result_free(e);
+    opm_workload_free(w);
+    opm_hardware_free(hw);
+}
+
+Test(workload, kernel_list_maps_each_kind)
+{
+    const char *text =
+        "[[{\"batch\":12,\"dimM\":128,\"dimN\":128,\"dimK\":64,\"precM\":\"bf16\",\"precA\":\"bf16\",\"useTensorCore\":true},"
+        "[\"gemm\",\"tc\",\"bf16_bf16\"]],"
+        "[{\"batch\":1,\"dimM\":64,\"dimN\":64,\"dimK\":64,\"precM\":\"fp32\",\"precA\":\"fp32\",\"useTensorCore\":false},"
+        "[\"gemm\",\"cuda\",\"fp32_fp32\"]],"
+        "[{\"batch\":1,\"dimM\":200704,\"dimN\":64,\"dimK\":147,\"precM\":\"bf16\",\"precA\":\"bf16\",\"useTensorCore\":true,"
+        "\"b\":16,\"m\":64,\"c\":3,\"hw\":224,\"rs\":7,\"stride\":2,\"padding\":3},[\"conv2d\",\"tc\",\"bf16_bf16\"]],"
+        "[{\"dim\":100,\"op\":\"typecast_to_fp32\",\"prec\":\"bf16\"},[\"elementwise\"]],"
+        "[{\"batch\":128,\"dim\":768,\"prec\":\"bf16\"},[\"layernorm\",\"bf16\"]],"
+        "[{\"batch\":128,\"dim\":128,\"prec\":\"fp32\"},[\"softmax\",\"fp32\"]],"
+        "[{\"dim\":4096,\"op\":\"unspecified_tensor\",\"prec\":\"bf16\"},[\"elementwise\"]]]";
+    opm_workload *w = from_text(text);
+    cr_assert_eq(opm_workload_op_count(w), 7);
+    opm_kind want[] = {OPM_KIND_BATCHED_GEMM, OPM_KIND_GEMM, OPM_KIND_CONV, OPM_KIND_ELEMENTWISE, OPM_KIND_LAYERNORM,
+                       OPM_KIND_SOFTMAX};
+    for (size_t i = 0; i < 6; i++) cr_assert_eq(opm_op_kind(opm_workload_op(w, i)), want[i], "entry %zu", i);
+    /* The conv's FLOPs are the implicit GEMM's: 2·M·N·K. */
+    opm_counts c;
+    opm_error err;
+    cr_assert_eq(opm_op_count(opm_workload_op(w, 2), &c, &err), 0);
+    cr_assert_eq(c.matrix_flops + c.vector_flops, 2ull * 200704 * 64 * 147);
+    cr_assert_eq(opm_op_find_tensor(opm_workload_op(w, 1), OPM_ROLE_INPUT, 0)->dtype, OPM_FP32);
+    cr_assert_eq(opm_op_find_tensor(opm_workload_op(w, 3), OPM_ROLE_OUTPUT, 0)->dtype, OPM_FP32);
+    /* GPT-2's masked scores: the scores read in full, the mask broadcast. */
+    cr_assert_eq(opm_op_count(opm_workload_op(w, 6), &c, &err), 0);
+    cr_assert_eq(c.read_bytes, 4096 * 2 + 2);
+    cr_assert_eq(c.write_bytes, 4096 * 2);
+    opm_workload_free(w);
+}
+
+static void kl_rejected(const char *text, const char *needle)
+{
+    opm_error err;
+    opm_workload *w = opm_workload_new(&err);
+    cr_assert_neq(opm_workload_add_text(w, text, strlen(text), "k.json", &err), 0, "accepted: %s", text);
+    cr_assert(strstr(err.message, needle), "'%s' not in: %s", needle, err.message);
+    cr_assert(!strchr(err.message, '\n'));
+    cr_assert_eq(opm_workload_kernel_count(w), 0, "nothing kept after an error");
+    opm_workload_free(w);
+}
+
+Test(workload, kernel_list_errors_name_file_entry_field)
+{
+    kl_rejected("[[{\"dim\":4,\"op\":\"relu\",\"prec\":\"bf16\"},[\"elementwise\"]],"
+                "[{\"dim\":0,\"op\":\"relu\",\"prec\":\"bf16\"},[\"elementwise\"]]]",
+                "k.json:1:dim: expected an integer in [1,");
+    kl_rejected("[[{\"dim\":4,\"op\":\"frobnicate\",\"prec\":\"bf16\"},[\"elementwise\"]]]", "k.json:0:op: expected one of");
+    kl_rejected("[[{\"dim\":4,\"op\":\"relu\",\"prec\":\"bf17\"},[\"elementwise\"]]]", "k.json:0:prec: expected a dtype");
+    kl_rejected("[[{\"batch\":1,\"dimM\":4,\"dimN\":4,\"precM\":\"bf16\"},[\"gemm\",\"tc\",\"bf16_bf16\"]]]",
+                "k.json:0:dimK: missing");
+    kl_rejected("[[{\"dim\":4},[\"pooling\"]]]", "k.json:0:op: expected gemm, conv2d");
+    kl_rejected("[[{\"dim\":4}]]", "k.json:0:entry: expected [query object");
+    kl_rejected("[[{\"batch\":1,\"dimM\":4,\"dimN\":4,\"dimK\":5,\"precM\":\"bf16\",\"b\":1,\"m\":4,\"c\":3,\"hw\":8,"
+                "\"rs\":3,\"stride\":1,\"padding\":1},[\"conv2d\"]]]",
+                "k.json:0:dimK:");
+}
+
+Test(workload, jsonl_counts_and_rollback)
+{
+    const char *text = "{\"count\": 3, \"kind\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtype\": \"bf16\"}\n"
+                       "\n"
+                       "{\"name\": \"act\", \"kind\": \"elementwise\", \"shape\": [64], \"dtype\": \"bf16\", \"op\": \"relu\"}\n";
+    opm_workload *w = from_text(text);
+    cr_assert_eq(opm_workload_kernel_count(w), 4);
+    cr_assert_eq(opm_workload_op_count(w), 2);
+    opm_error err;
+    const char *bad = "{\"kind\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtype\": \"bf16\"}\n"
+                      "{\"count\": 0, \"kind\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtype\": \"bf16\"}\n";
+    cr_assert_neq(opm_workload_add_text(w, bad, strlen(bad), "b.jsonl", &err), 0);
+    cr_assert(strstr(err.message, "b.jsonl:2: count: expected an integer >= 1"), "%s", err.message);
+    cr_assert_eq(opm_workload_kernel_count(w), 4, "the failed file left nothing");
+    cr_assert_eq(opm_workload_op_count(w), 2);
+    opm_workload_free(w);
+}
+
+/* A tiny artifact: one hardware, 7 matched runs (so 3 calibrate), one
+ * without a kernel list, one that cannot have run its kernels. */
+static void write(const char *dir, const char *rel, const char *text)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    FILE *f = fopen(p, "w");
+    cr_assert(f, "%s", p);
+    fputs(text, f);
+    fclose(f);
+}
+
+Test(artifact, matching_calibration_and_scoring)
+{
+    char dir[256], p[512];
+    tmp_dir(dir, sizeof dir, "artifact");
+    const char *sub[] = {"measurements", "workloads", "workloads/all"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, sub[i]);
+        cr_assert_eq(mkdir(p, 0755), 0);
+    }
+    char kl[1024];
+    for (int b = 1; b <= 7; b++) {
+        snprintf(kl, sizeof kl,
+                 "[[{\"batch\":1,\"dimM\":%d,\"dimN\":1024,\"dimK\":1024,\"precM\":\"bf16\",\"precA\":\"bf16\","
+                 "\"useTensorCore\":true},[\"gemm\",\"tc\",\"bf16_bf16\"]],"
+                 "[{\"dim\":%d,\"op\":\"relu\",\"prec\":\"bf16\"},[\"elementwise\"]]]",
+                 128 * b, 128 * b * 1024);
+        snprintf(p, sizeof p, "workloads/all/gpt2model_gpt2_pbf16_b%d_s128_modeprefill.json", b);
+        write(dir, p, kl);
+    }
+    write(dir, "workloads/all/resnet101__pbf16_b8_freq900.json",
+          "[[{\"dim\":1000,\"op\":\"relu\",\"prec\":\"bf16\"},[\"elementwise\"]]]");
+    char csv[4096] = "workload,energy,time,avg_freq,temp\n";
+    for (int b = 1; b <= 7; b++) {
+        char row[256];
+        snprintf(row, sizeof row, "gpt2model_gpt2_pbf16_b%d_s128_modeprefill_attneager_freq900_iter10.csv,0.01,0.08,900,60\n",
+                 b);
+        strcat(csv, row);
+    }
+    strcat(csv, "gpt2model_gpt2_pfp32_b1_s128_modeprefill_attneager_freq900_iter10.csv,0.01,0.1,900,60\n");
+    strcat(csv, "resnet101__pbf16_b8_freq900_iter10.csv,0.01,0.04,900,60\n");
+    strcat(csv, "resnet101__pbf16_b8_freq1000_iter10.csv,0.01,0.1,1000,60\n"); /* list names 900: unmatched */
+    write(dir, "measurements/a10_e2e.csv", csv);
+    art_result r;
+    opm_error err;
+    cr_assert_eq(art_run_all(&r, dir, NULL, &err), 0, "%s", err.message);
+    cr_assert_eq(r.n_runs, 10);
+    cr_assert_eq(r.runs_matched, 8);
+    size_t unmatched = 0, cal = 0, scored = 0;
+    for (size_t i = 0; i < r.n_runs; i++) {
+        unmatched += r.runs[i].status == ART_UNMATCHED;
+        cal += r.runs[i].status == ART_CALIBRATION;
+        scored += r.runs[i].status == ART_SCORED;
+    }
+    cr_assert_eq(unmatched, 2);
+    cr_assert_eq(cal, 4, "min(4, half of 8)");
+    cr_assert_eq(r.calibration_runs, 4);
+    cr_assert_eq(scored, 4);
+    cr_assert_eq(r.overall.time.n, 4, "calibration runs are not scored");
+    /* The calibration runs are the most host-bound: the smallest kernels. */
+    for (size_t i = 0; i < r.n_runs; i++)
+        if (r.runs[i].status == ART_CALIBRATION) cr_assert(strstr(r.runs[i].name, "_b1_") || strstr(r.runs[i].name, "_b2_") ||
+                                                           strstr(r.runs[i].name, "_b3_") || strstr(r.runs[i].name, "resnet"),
+                                                           "%s", r.runs[i].name);
+    /* 0.08 ms for two short kernels, 0.04 ms for one: a 40 us interval
+     * fits every calibration run exactly. */
+    cr_assert_float_eq(r.launch_interval_s[0], 40e-6, 0.05e-6);
+    cr_assert_float_eq(r.default_interval_s, opm_workload_host_at(0)->launch_interval_s, 0);
+    art_free(&r);
+}
+
+Test(artifact, out_of_memory_run_is_not_scored)
+{
+    char dir[256], p[512];
+    tmp_dir(dir, sizeof dir, "artifact_oom");
+    const char *sub[] = {"measurements", "workloads", "workloads/all"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, sub[i]);
+        cr_assert_eq(mkdir(p, 0755), 0);
+    }
+    write(dir, "workloads/all/qwen2model_qwen2-1p5b_pbf16_b8_s4096_modeprefill.json",
+          "[[{\"batch\":1,\"dimM\":32768,\"dimN\":32768,\"dimK\":8192,\"precM\":\"bf16\",\"precA\":\"bf16\","
+          "\"useTensorCore\":true},[\"gemm\",\"tc\",\"bf16_bf16\"]]]");
+    write(dir, "measurements/a10_e2e.csv", "workload,energy,time,avg_freq,temp\n"
+          "qwen2model_qwen2-1p5b_pbf16_b8_s4096_modeprefill_attneager_freq900_iter10.csv,5,0.001,900,50\n");
+    art_result r;
+    opm_error err;
+    cr_assert_eq(art_run_all(&r, dir, NULL, &err), 0, "%s", err.message);
+    cr_assert_eq(r.runs_oom, 1);
+    cr_assert_eq(r.runs[0].status, ART_OUT_OF_MEMORY);
+    cr_assert_eq(r.overall.time.n, 0);
+    art_free(&r);
+}
