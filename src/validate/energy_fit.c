@@ -37,7 +37,11 @@ static int on_line(void *ctx, const opm_general *v, const opm_general_line *l, c
     opm_efit_row *r = &f->rows[f->n_rows++];
     memset(r, 0, sizeof *r);
     r->measured_j = l->measured_j;
-    r->term[OPM_EFIT_COMPUTE] = p->compute_energy_j;
+    /* The active base power (energy.c) is no J/FLOP: charged as it is. */
+    const opm_diag *act = opm_profile_diag(p, "active_power_w");
+    double act_j = act && !act->is_text ? act->number * p->latency_s : 0;
+    r->term[OPM_EFIT_COMPUTE] = p->compute_energy_j - act_j;
+    r->fixed_j = act_j;
     /* The board idles over the time the kernel really took. */
     r->term[OPM_EFIT_STATIC] = p->latency_s > 0 ? p->static_energy_j / p->latency_s * l->measured_s : 0;
     for (size_t i = 0; i < p->level_count; i++) {
