@@ -4,9 +4,9 @@
 
 The fit set is the A100 PCIe 900 MHz EnergAIzer runs (a100_40gb_pcie_e2e) whose workload name has an
 even CRC-32; everything else (the odd-CRC half of that set, the A10, every A100 DVFS clock) is held
-out.  Predicted energy is linear in the fraction phi (the active power is charged over each op's busy
-time and the per-op cap does not weigh it), so two builds, at phi = 0 and phi = 1, give it in closed
-form: least squares of the relative *power* error (power = energy / time, so the time error does
+out.  Predicted energy is linear in the fraction phi while the TDP limit on the active power does not
+bind (it binds on none of the fit runs at 900 MHz, even at phi = 1), so two builds, at phi = 0 and
+phi = 1, give it in closed form: least squares of the relative *power* error (power = energy / time, so the time error does
 not leak into phi) over the fit runs, on the calibrated-launch-interval predictions.
 
     meson setup build-phi0 -Db_lto=false -Dc_args=-DACTIVE_POWER_FRACTION=0 && meson compile -C build-phi0

@@ -171,6 +171,9 @@ double opm_energy_active_power_w(const opm_hardware *hw)
     return ACTIVE_POWER_FRACTION * hw->tdp_w * v2f_ratio(hw, opm_hardware_clock_hz(hw), ftop);
 }
 
+static void activity_cap(opm_profile *p, const opm_hardware *hw);
+static void add_active(opm_profile *p, const opm_hardware *hw, opm_diag *d);
+
 void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_in *in)
 {
     missing_list miss = {0}, derived = {0};
@@ -186,12 +189,6 @@ void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_i
         if (in->vector_flops > 0 && vj <= 0)
             missing(&miss, "vector_energy_j_per_flop", opm_dtype_name(in->vector_dtype));
         p->compute_energy_j = in->matrix_flops * mj + in->vector_flops * vj;
-        /* The SMs' clocked power over the op's busy time: part of compute. */
-        double act_w = opm_energy_active_power_w(hw);
-        if (act_w > 0) {
-            p->compute_energy_j += act_w * p->latency_s;
-            opm_diag_num(p, "active_power_w", act_w);
-        }
         for (size_t i = 0; i < p->level_count; i++) {
             opm_level_access *a = &p->levels[i];
             const opm_memory_level *l = opm_hardware_find_level(hw, a->name);
@@ -218,10 +215,13 @@ void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_i
     for (size_t i = 0; i < miss.n; i++) opm_diag_text_n(p, keys[i], strlen(keys[i]) + 1, miss.what[i]);
     /* Coefficients the TDP rule stood in for: one diagnostic, the first. */
     if (derived.n) opm_diag_text(p, "energy_derived", derived.what[0]);
-    if (!in->capped) opm_energy_cap(p, hw);
+    if (!in->capped) activity_cap(p, hw);
+    if (!hw->power_set) add_active(p, hw, NULL);
 }
 
-void opm_energy_cap(opm_profile *p, const opm_hardware *hw)
+/* The power cap on the op's activity power (idle plus FLOP and byte
+ * energy; the active base power is added after it, clamped, by add_active). */
+static void activity_cap(opm_profile *p, const opm_hardware *hw)
 {
     /* A J/FLOP from the TDP rule is by construction the one at which the
      * dense peak draws tdp_w: a cap computed from it would throttle every
@@ -229,13 +229,7 @@ void opm_energy_cap(opm_profile *p, const opm_hardware *hw)
      * which reads given figures only). */
     const opm_diag *dv = opm_profile_diag(p, "energy_derived");
     int rule_flop = dv && dv->is_text && strstr(dv->text, "_per_flop");
-    /* The cap weighs the op's activity energy only: the active base power
-     * is a fraction of tdp_w by itself, and sustained throttling acts over
-     * a window of milliseconds, not one kernel (a measured run's average
-     * clock carries it; weighing it per kernel moved validate on
-     * data/kernels from 22.10% to 23.32%). */
-    double act_j = hw->power_set ? 0 : opm_energy_active_power_w(hw) * p->latency_s;
-    double s = rule_flop ? 1 : power_cap(p, hw, dynamic_j(p) - act_j);
+    double s = rule_flop ? 1 : power_cap(p, hw, dynamic_j(p));
     if (s < 1) {
         double f = opm_hardware_clock_hz(hw), v2 = volt_ratio_sq(hw, f, s);
         p->latency_s /= s;
@@ -245,11 +239,42 @@ void opm_energy_cap(opm_profile *p, const opm_hardware *hw)
         for (size_t i = 0; i < p->level_count; i++)
             if (strcmp(p->levels[i].name, "hbm")) p->levels[i].energy_j *= v2;
         p->static_energy_j = (hw->power_set ? hw->power[0] : opm_hardware_idle_power_w(hw, f * s)) * p->latency_s;
-        /* active_power_w is the power at the clock the op ran at (C·V²·f). */
-        for (size_t i = 0; i < p->diag_count; i++)
-            if (!p->diags[i].is_text && !strcmp(p->diags[i].key, "active_power_w")) p->diags[i].number *= v2 * s;
         opm_diag_num(p, "power_capped_clock_hz", f * s);
     }
     p->energy_j = dynamic_j(p) + p->static_energy_j;
     p->average_power_w = p->latency_s > 0 ? p->energy_j / p->latency_s : 0;
+}
+
+/* Adds the active base power over the op's busy time, in compute_j, and
+ * says it in active_power_w (replacing *d when given).  The board's power
+ * limiter holds the total to tdp_w: the active power is what the TDP leaves
+ * over idle and the op's activity power, so a capped op (activity at the
+ * TDP) gets none. */
+static void add_active(opm_profile *p, const opm_hardware *hw, opm_diag *d)
+{
+    double act_w = opm_energy_active_power_w(hw);
+    if (!(act_w > 0) || !(p->latency_s > 0)) return;
+    const opm_diag *c = opm_profile_diag(p, "power_capped_clock_hz");
+    double f = c && !c->is_text ? c->number : opm_hardware_clock_hz(hw);
+    double room = hw->tdp_w - opm_hardware_idle_power_w(hw, f) - dynamic_j(p) / p->latency_s;
+    if (act_w > room) act_w = room > 0 ? room : 0;
+    p->compute_energy_j += act_w * p->latency_s;
+    if (d) d->number = act_w;
+    else opm_diag_num(p, "active_power_w", act_w);
+    p->energy_j = dynamic_j(p) + p->static_energy_j;
+    p->average_power_w = p->latency_s > 0 ? p->energy_j / p->latency_s : 0;
+}
+
+void opm_energy_cap(opm_profile *p, const opm_hardware *hw)
+{
+    /* Weighs the activity power only (sustained throttling of the active
+     * base power acts over a window of milliseconds, not one kernel; per
+     * kernel it moved validate on data/kernels from 22.10% to 23.32%):
+     * the active energy comes off, the cap runs, it goes back on. */
+    opm_diag *d = NULL;
+    for (size_t i = 0; i < p->diag_count; i++)
+        if (!p->diags[i].is_text && !strcmp(p->diags[i].key, "active_power_w")) d = &p->diags[i];
+    if (d) p->compute_energy_j -= d->number * p->latency_s;
+    activity_cap(p, hw);
+    if (d) add_active(p, hw, d);
 }

@@ -241,7 +241,9 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
                                                  : hbm->energy_j_per_byte;
     h->obj_l2_j = !l2 ? 0 : l2->energy_j_per_sector > 0 ? l2->energy_j_per_sector / (l2->sector_size_bytes > 0 ? l2->sector_size_bytes : 32)
                                                        : l2->energy_j_per_byte;
-    h->obj_idle_w = opm_hardware_idle_power_w(hw, 0) + opm_energy_active_power_w(hw); /* busy power over the time */
+    h->obj_idle_w = opm_hardware_idle_power_w(hw, 0);
+    h->obj_active_w = opm_energy_active_power_w(hw);
+    h->obj_tdp_w = opm_hardware_tdp_w(hw);
     double budget = opm_hardware_tdp_w(hw) - opm_hw_measured_idle_w(hw, 0);
     if (flop_j > 0 && budget > 0) {
         h->power_w = budget;
@@ -872,6 +874,8 @@ static double score(const gemm_hw *h, const gemm_eval *e)
     if (h->objective == 0) return e->body_s;
     double j = e->exec_flops * h->obj_flop_j + (e->dram_read + e->dram_write) * h->obj_dram_j +
                (e->l2_read + e->l2_write) * h->obj_l2_j + h->obj_idle_w * t;
+    /* energy.c's active base power, what the TDP leaves of it. */
+    if (h->obj_active_w > 0) j = mind(j + h->obj_active_w * t, maxd(j, h->obj_tdp_w * t));
     return h->objective == 1 ? j : j * t;
 }
 
