@@ -173,6 +173,15 @@ Test(roofline, clock_rescaling)
                        opm_hardware_find_level(slow, "hbm")->bandwidth_bytes_per_s, 1e-3);
     opm_hardware_free(two);
     opm_hardware_free(mid);
+    /* Without pointer-chase latencies (a10): the kernel models' 500 and 200
+     * cycles, quoted at clock_hz (1.695 GHz). */
+    opm_hardware *a10 = opm_hardware_builtin("a10", &err), *a10s = opm_hardware_with_clock(a10, 900e6, &err);
+    cr_assert_not_null(a10s, "%s", err.message);
+    cr_assert_float_eq(opm_hardware_find_level(a10s, "hbm")->bandwidth_bytes_per_s,
+                       opm_hardware_find_level(a10, "hbm")->bandwidth_bytes_per_s * 500 / (300 + 200 * 1695.0 / 900),
+                       1e-3);
+    opm_hardware_free(a10s);
+    opm_hardware_free(a10);
     opm_profile a = predict_gemm(hw, 8192, 8192, 8192), b = predict_gemm(slow, 8192, 8192, 8192);
     /* The fixed time is in SM cycles: it scales with clock_hz (1.98 GHz), not the tensor clock. */
     cr_assert_float_eq((b.latency_s - b.overhead_s) / (a.latency_s - a.overhead_s), 2.0, 1e-9);
