@@ -18,6 +18,10 @@
 #   BATCH_SIZES  line counts to run, largest first (default "1000000 100000 10000")
 #   BATCH_REPS   runs per size; the fastest is reported (default 3)
 #   HARDWARE     hardware name (default h100_sxm)
+#   BATCH_MIX    mix (default) or gemm: every line a short GEMM,
+#                {"name": "proj_I", "kind": "gemm", "m": M, "n": N, "k": K, "dtype": D}
+#   BATCH_PYTHON 1: also time /usr/bin/python3's bare loop of json.loads over
+#                each line of the same file, and print the ratio
 set -euo pipefail
 
 bin=build/src/cli/opmodel
@@ -32,6 +36,8 @@ done
 sizes=${BATCH_SIZES:-"1000000 100000 10000"}
 reps=${BATCH_REPS:-3}
 hardware=${HARDWARE:-h100_sxm}
+mix=${BATCH_MIX:-mix}
+python=${BATCH_PYTHON:-0}
 
 # The default is relative to the current directory, else to the source tree.
 if [ "$bin" = build/src/cli/opmodel ] && [ ! -x "$bin" ]; then
@@ -57,7 +63,7 @@ trap 'rm -rf "$tmp"' EXIT
 # attention_prefill, an rmsnorm or an elementwise op, with sizes cycling
 # through small tables at different strides so neighbouring lines differ.
 gen() {
-    awk -v n="$1" 'BEGIN {
+    awk -v n="$1" -v gemm_only="$([ "$mix" = gemm ] && echo 1 || echo 0)" 'BEGIN {
         split("1 16 128 512 2048 4096 8192", M, " ");          nm = 7
         split("4096 8192 14336 28672 1024", N, " ");          nn = 5
         split("4096 8192 14336 1024", K, " ");                nk = 4
@@ -66,7 +72,7 @@ gen() {
         split("32 64 8", H, " ");                              nh = 3
         split("add mul silu_mul gelu exp", OP, " ");           nop = 5
         for (i = 0; i < n; i++) {
-            r = i % 4; j = int(i / 4)
+            r = gemm_only ? 0 : i % 4; j = gemm_only ? i : int(i / 4)
             if (r == 0) {
                 printf "{\"name\": \"proj_%d\", \"kind\": \"gemm\", \"m\": %d, \"n\": %d, \"k\": %d, \"dtype\": \"%s\"}\n",
                     i, M[j % nm + 1], N[j % nn + 1], K[j % nk + 1], D[j % nd + 1]
@@ -122,11 +128,30 @@ for n in $sizes; do
     wall=$(awk -v ns="$best_ns" 'BEGIN { printf "%.3f", ns / 1e9 }')
     lps=$(awk -v n="$n" -v ns="$best_ns" 'BEGIN { printf "%.0f", n / (ns / 1e9) }')
     printf '%-10s %12s %10s %14s %14s\n' "$n" "$bytes" "$wall" "$lps" "$best_rss"
-    results+=("{\"lines\": $n, \"bytes\": $bytes, \"wall_s\": $wall, \"lines_per_s\": $lps, \"max_rss_kib\": $best_rss}")
+    pyjson=""
+    if [ "$python" = 1 ]; then
+        # Alternate with nothing else: the python runs follow the CLI's on the same file.
+        py_ns=0
+        for ((r = 0; r < reps; r++)); do
+            t0=$(now_ns)
+            /usr/bin/python3 -c 'import json, sys
+for line in open(sys.argv[1], "rb"):
+    json.loads(line)' "$f"
+            t1=$(now_ns)
+            ns=$((t1 - t0))
+            if [ "$py_ns" -eq 0 ] || [ "$ns" -lt "$py_ns" ]; then py_ns=$ns; fi
+        done
+        pywall=$(awk -v ns="$py_ns" 'BEGIN { printf "%.3f", ns / 1e9 }')
+        pylps=$(awk -v n="$n" -v ns="$py_ns" 'BEGIN { printf "%.0f", n / (ns / 1e9) }')
+        ratio=$(awk -v a="$py_ns" -v b="$best_ns" 'BEGIN { printf "%.2f", a / b }')
+        printf '%-10s %12s %10s %14s %14s  python json.loads loop; opmodel/python = %sx\n' "$n" "$bytes" "$pywall" "$pylps" "-" "$ratio"
+        pyjson=", \"python_wall_s\": $pywall, \"python_lines_per_s\": $pylps, \"speedup_vs_python\": $ratio"
+    fi
+    results+=("{\"lines\": $n, \"bytes\": $bytes, \"wall_s\": $wall, \"lines_per_s\": $lps, \"max_rss_kib\": $best_rss$pyjson}")
 done
 echo "(wall_s: fastest of $reps runs, process start included; max_rss_kib: the largest of those runs)"
 
 if [ "$json" = 1 ]; then
     joined=$(IFS=,; echo "${results[*]}")
-    printf '{"benchmark": "batch", "hardware": "%s", "runs": [%s]}\n' "$hardware" "${joined//\},\{/\}, \{}"
+    printf '{"benchmark": "batch", "hardware": "%s", "mix": "%s", "runs": [%s]}\n' "$hardware" "$mix" "${joined//\},\{/\}, \{}"
 fi

@@ -91,6 +91,17 @@ cp "$T/out" "$T/gemm_h100.json"
 run "$BIN" predict --hardware configs/hardware/gpu_generic.yaml --op examples/gemm.yaml
 one_json_line "predict --hardware configs/hardware/gpu_generic.yaml --op examples/gemm.yaml"
 
+# fell_back: a GEMM on a TPU has no tile model; the roofline answers and the output says so.
+run "$BIN" predict --hardware tpu_v5e --op examples/gemm.yaml --model extended_roofline
+one_json_line "predict a GEMM on tpu_v5e with extended_roofline"
+grep -q '"fell_back": true' "$T/out" && grep -q '"model": "extended_roofline"' "$T/out"
+report $? "predict says fell_back when the roofline answered for extended_roofline"
+grep -q '"fell_back": false' "$T/gemm_h100.json" && grep -q '"diagnostics_dropped": 0' "$T/gemm_h100.json"
+report $? "predict prints fell_back false and diagnostics_dropped 0 for the roofline"
+run "$BIN" predict --hardware tpu_v5e --op examples/gemm.yaml --model effective_roofline --format table
+grep -q 'fell back to the roofline' "$T/out"
+report $? "predict --format table says when the model fell back to the roofline"
+
 for bad in op_unknown_kind.yaml op_gemm_inner_mismatch.yaml op_yaml_syntax.yaml op_empty.yaml \
            op_json_syntax.json; do
     f=tests/data/bad/$bad

@@ -43,6 +43,16 @@ typedef struct opm_error {
  * public function that takes an opm_error clears it when it succeeds. */
 OPM_API void opm_error_clear(opm_error *err);
 
+/* Fills err (NULL accepted) as the library does: code, field and the
+ * message "FIELD: <printf of fmt>" on one line (control characters
+ * escaped); returns code.  For user models and kinds (registry.h, kind.h)
+ * reporting their own errors. */
+OPM_API int opm_error_set(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 /* A static one-phrase description of a status ("out of memory"); never NULL,
  * "unknown status" for a value outside opm_status. */
 OPM_API const char *opm_errstr(int status);

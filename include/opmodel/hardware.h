@@ -65,8 +65,12 @@ OPM_API const char *opm_hardware_builtin_name(size_t i);
 OPM_API const char *opm_hardware_builtin_text(size_t i);
 
 /* A copy running at `clock_hz`: compute peaks and on-chip (non-hbm) level
- * bandwidths scale with the clock relative to the clock they are quoted at;
- * DRAM (hbm) bandwidth does not.  With a supply_voltage table, J/FLOP and
+ * bandwidths scale with the clock relative to the clock they are quoted at.
+ * DRAM (hbm) bandwidth follows Little's law on the loaded latency: with L
+ * the hbm and l the l2 latency in cycles (500 and 200 where not given), it
+ * is scaled by L / ((L − l) + l·f0/f) and the hbm latency becomes
+ * (L − l)·f/f0 + l cycles (the L2 part of a DRAM load runs on the SM clock;
+ * docs/workload.md).  With a supply_voltage table, J/FLOP and
  * on-chip J/byte scale by (V(clock_hz)/V(old clock))²; idle power follows
  * opm_hardware_idle_power_w at the new clock. */
 OPM_API opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err);
@@ -105,7 +109,10 @@ OPM_API int opm_hardware_idle_power_is_measured(const opm_hardware *hw);
 OPM_API const char *opm_hardware_gemm_selection_objective(const opm_hardware *hw);
 /* Dense peak FLOP/s of the engine for dtype, 0 if the engine lacks it. */
 OPM_API double opm_hardware_peak_flops(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
-/* FLOP per clock per SM as given in the description (0 if not given). */
+/* FLOP per clock per SM as given in the description; when not given,
+ * derived from the peak (peak / (num_sms × clock, the tensor clock for the
+ * tensor engine)); 0 when the engine has no peak for dt.  A given one is
+ * checked at load to agree with the peak within 2%. */
 OPM_API double opm_hardware_flops_per_clock_per_sm(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
 OPM_API double opm_hardware_energy_j_per_flop(const opm_hardware *hw, opm_engine engine, opm_dtype dt);
 OPM_API double opm_hardware_utilization(const opm_hardware *hw, opm_engine engine);
@@ -118,6 +125,72 @@ OPM_API const opm_memory_level *opm_hardware_find_level(const opm_hardware *hw, 
 OPM_API const opm_interconnect *opm_hardware_interconnect(const opm_hardware *hw);
 /* Optional scalar of `compute` by key ("max_warps_per_sm"); 0 if absent. */
 OPM_API double opm_hardware_compute_param(const opm_hardware *hw, const char *key);
+
+/* ---- building a description in code (a what-if without YAML) ----
+ *
+ * A builder collects the same fields a YAML description holds; each setter
+ * checks its own value at once (an error names the YAML path of the field,
+ * e.g. "compute.num_sms") and _build runs the loader's whole-object checks
+ * (required keys, an hbm level, levels innermost first, per-SM rates
+ * against peaks).  The builder is not changed by _build, so one builder can
+ * produce several variants.  Not thread-safe: one builder per thread. */
+typedef struct opm_hardware_builder opm_hardware_builder;
+
+/* An empty description named `name` (kind gpu, utilizations 1). */
+OPM_API opm_hardware_builder *opm_hardware_builder_new(const char *name, opm_error *err);
+/* A builder holding a copy of `hw`, to change a few figures of it. */
+OPM_API opm_hardware_builder *opm_hardware_builder_from(const opm_hardware *hw, opm_error *err);
+OPM_API void opm_hardware_builder_free(opm_hardware_builder *b);
+
+OPM_API int opm_hardware_builder_set_name(opm_hardware_builder *b, const char *name, opm_error *err);
+/* gpu | tpu | npu | cpu */
+OPM_API int opm_hardware_builder_set_kind(opm_hardware_builder *b, const char *kind, opm_error *err);
+/* A dense peak of engine (vector or tensor) for dt, FLOP/s (> 0). */
+OPM_API int opm_hardware_builder_set_peak(opm_hardware_builder *b, opm_engine engine, opm_dtype dt,
+                                          double flops_per_s, opm_error *err);
+/* Any per-dtype compute key of the schema ("tensor_energy_j_per_flop",
+ * "tensor_flops_per_clock_per_sm", "tensor_achievable_fraction", ...);
+ * 0 removes the entry. */
+OPM_API int opm_hardware_builder_set_dtype_param(opm_hardware_builder *b, const char *key, opm_dtype dt,
+                                                 double value, opm_error *err);
+/* Any scalar compute key of the schema: clock_hz, tensor_clock_hz,
+ * sm_max_clock_hz, sustained_clock_hz, num_sms, max_ctas_per_sm,
+ * max_warps_per_sm, registers_per_sm, shared_memory_bytes_per_sm,
+ * max_async_copy_groups, tensor_latency_cycles,
+ * device_fixed_overhead_cycles, warp_size. */
+OPM_API int opm_hardware_builder_set_compute(opm_hardware_builder *b, const char *key, double value,
+                                             opm_error *err);
+/* compute.matrix_instruction: simt, mma_sync, wgmma, tcgen05, mfma, mxu, mme. */
+OPM_API int opm_hardware_builder_set_matrix_instruction(opm_hardware_builder *b, const char *name,
+                                                        opm_error *err);
+/* compute.fma_dims: the m, n, k of one matrix instruction (each 1 to 2^20). */
+OPM_API int opm_hardware_builder_set_fma_dims(opm_hardware_builder *b, int m, int n, int k, opm_error *err);
+/* Appends a memory level (levels go innermost first: register, sram or l1,
+ * l2, llc, hbm); its utilization, if 0, is taken as 1.  A level of the same
+ * name is replaced in place. */
+OPM_API int opm_hardware_builder_add_level(opm_hardware_builder *b, const opm_memory_level *level,
+                                           opm_error *err);
+/* utilization.vector / utilization.tensor, in (0, 1]. */
+OPM_API int opm_hardware_builder_set_utilization(opm_hardware_builder *b, opm_engine engine, double fraction,
+                                                 opm_error *err);
+/* utilization.memory.<level>, in (0, 1]; the level must have been added. */
+OPM_API int opm_hardware_builder_set_level_utilization(opm_hardware_builder *b, const char *level,
+                                                       double fraction, opm_error *err);
+/* static_power_w (≥ 0) and tdp_w (> 0); a negative value leaves it unset. */
+OPM_API int opm_hardware_builder_set_power(opm_hardware_builder *b, double static_power_w, double tdp_w,
+                                           opm_error *err);
+/* A per-clock table: "idle_power" (idle board W) or "supply_voltage" (any
+ * voltage unit; only ratios are used), n points (1 to 160) with clocks in Hz
+ * strictly ascending and values positive; n = 0 removes the table.  Copied. */
+OPM_API int opm_hardware_builder_set_table(opm_hardware_builder *b, const char *table, size_t n,
+                                           const double *clock_hz, const double *values, opm_error *err);
+/* The scale-up interconnect (bandwidth > 0, latency ≥ 0, domain_devices a
+ * whole number ≥ 0); NULL removes it.  Copied. */
+OPM_API int opm_hardware_builder_set_interconnect(opm_hardware_builder *b, const opm_interconnect *link,
+                                                  opm_error *err);
+/* A new hardware object (free with opm_hardware_free), or NULL with the
+ * first failed check in err. */
+OPM_API opm_hardware *opm_hardware_builder_build(const opm_hardware_builder *b, opm_error *err);
 
 #ifdef __cplusplus
 }

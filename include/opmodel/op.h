@@ -56,6 +56,8 @@ OPM_API int opm_op_set_phase(opm_op *op, opm_phase phase);
 
 OPM_API const char *opm_op_name(const opm_op *op);
 OPM_API opm_kind opm_op_kind(const opm_op *op);
+/* The name of the op's kind ("gemm"; a user kind's own name). */
+OPM_API const char *opm_op_kind_name(const opm_op *op);
 OPM_API opm_phase opm_op_phase(const opm_op *op);
 OPM_API size_t opm_op_tensor_count(const opm_op *op);
 OPM_API const opm_tensor *opm_op_tensor(const opm_op *op, size_t i);

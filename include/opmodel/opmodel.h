@@ -30,6 +30,8 @@
 #include "trace.h"
 #include "trace_diff.h"
 #include "batch.h"
+#include "kind.h"
+#include "registry.h"
 #include "workload.h"
 /* Generated from the meson project version (OPM_VERSION_MAJOR/MINOR/PATCH,
  * OPM_VERSION_STRING, OPM_VERSION_NUMBER). */

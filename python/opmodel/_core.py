@@ -398,7 +398,7 @@ class OpProfile:
     __slots__ = ("_p", "_op", "_hw")
 
     def __init__(self, p, op_handle, hw):
-        self._p, self._op, self._hw = p, op_handle, hw  # the strings in p borrow from op and hardware
+        self._p, self._op, self._hw = p, op_handle, hw  # p owns its strings (copies since 0.2)
 
     name = property(lambda s: s._p.name.decode())
     kind = property(lambda s: OpKind._by_c[s._p.kind])
@@ -417,6 +417,8 @@ class OpProfile:
     arithmetic_intensity = property(lambda s: s._p.arithmetic_intensity)
     compute_time_s = property(lambda s: s._p.compute_time_s)
     overhead_s = property(lambda s: s._p.overhead_s)
+    fell_back = property(lambda s: bool(s._p.fell_back))
+    diagnostics_dropped = property(lambda s: s._p.diags_dropped)
 
     @property
     def footprint(self) -> Footprint:

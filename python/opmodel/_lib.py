@@ -54,6 +54,7 @@ lib = _load()
 OPM_MAX_RANK = 8
 OPM_MAX_LEVELS = 8
 OPM_MAX_DIAGS = 32
+OPM_PROFILE_NAME_MAX, OPM_PROFILE_MODEL_MAX, OPM_PROFILE_HARDWARE_MAX = 128, 32, 64
 
 
 class Error(ctypes.Structure):
@@ -75,9 +76,19 @@ class Diag(ctypes.Structure):
                 ("text", ctypes.c_char * 64)]
 
 
+class GemmDetails(ctypes.Structure):
+    _fields_ = [("kernel", ctypes.c_char * 64), ("kernel_family", ctypes.c_char * 16),
+                ("tile_m", ctypes.c_int64), ("tile_n", ctypes.c_int64), ("tile_k", ctypes.c_int64),
+                ("split_k", ctypes.c_int64), ("pipeline_stages", ctypes.c_int64), ("warps_per_cta", ctypes.c_int64),
+                ("ctas_per_sm", ctypes.c_double), ("tiles", ctypes.c_double), ("waves", ctypes.c_double),
+                ("wave_efficiency", ctypes.c_double), ("tile_efficiency", ctypes.c_double),
+                ("raw_rates_per_s", ctypes.c_double * 4), ("effective_rates_per_s", ctypes.c_double * 4)]
+
+
 class Profile(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int), ("phase", ctypes.c_int),
-                ("model", ctypes.c_char_p), ("hardware", ctypes.c_char_p), ("latency_s", ctypes.c_double),
+    _fields_ = [("name", ctypes.c_char * OPM_PROFILE_NAME_MAX), ("kind", ctypes.c_int), ("phase", ctypes.c_int),
+                ("model", ctypes.c_char * OPM_PROFILE_MODEL_MAX),
+                ("hardware", ctypes.c_char * OPM_PROFILE_HARDWARE_MAX), ("latency_s", ctypes.c_double),
                 ("flops", ctypes.c_uint64), ("matrix_flops", ctypes.c_uint64), ("vector_flops", ctypes.c_uint64),
                 ("engine", ctypes.c_int), ("bound", ctypes.c_int), ("arithmetic_intensity", ctypes.c_double),
                 ("compute_time_s", ctypes.c_double), ("overhead_s", ctypes.c_double),
@@ -87,7 +98,8 @@ class Profile(ctypes.Structure):
                 ("energy_j", ctypes.c_double), ("compute_energy_j", ctypes.c_double),
                 ("static_energy_j", ctypes.c_double), ("average_power_w", ctypes.c_double),
                 ("diag_count", ctypes.c_size_t),
-                ("diags", Diag * OPM_MAX_DIAGS)]
+                ("diags", Diag * OPM_MAX_DIAGS), ("diags_dropped", ctypes.c_size_t),
+                ("fell_back", ctypes.c_int), ("has_gemm", ctypes.c_int), ("gemm", GemmDetails)]
 
 
 class Counts(ctypes.Structure):
@@ -161,6 +173,10 @@ opm_op_parse_string = _fn("opm_op_parse_string", _P, _s, _sz, _i, _s, _i, _E)
 opm_op_parse_file = _fn("opm_op_parse_file", _P, _s, _E)
 opm_op_to_text = _fn("opm_op_to_text", ctypes.c_void_p, _P, _i, _E)
 opm_profile_to_json = _fn("opm_profile_to_json", ctypes.c_void_p, ctypes.POINTER(Profile), _E)
+opm_profile_size = _fn("opm_profile_size", _sz)
+if opm_profile_size() != ctypes.sizeof(Profile):
+    raise ImportError(f"opmodel: libopmodel's opm_profile is {opm_profile_size()} bytes, these bindings "
+                      f"describe {ctypes.sizeof(Profile)}: the library and the package are of different versions")
 
 opm_hardware_open = _fn("opm_hardware_open", _P, _s, _E)
 opm_hardware_load_string = _fn("opm_hardware_load_string", _P, _s, _sz, _s, _E)

@@ -33,7 +33,7 @@ void opm_free(void *p) { free(p); }
 
 /* Rewrites control characters in place as \n, \t, \r or \xHH (truncating
  * at the buffer's end), so a message built from input text stays one line. */
-static void escape_controls(char *s, size_t cap)
+void opm_escape_controls(char *s, size_t cap)
 {
     char tmp[OPM_ERROR_MESSAGE_MAX];
     size_t o = 0;
@@ -53,22 +53,37 @@ static void escape_controls(char *s, size_t cap)
     opm_strlcpy(s, tmp, cap);
 }
 
-int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
+static int verr(opm_error *err, opm_status code, const char *field, const char *fmt, va_list ap)
 {
     if (!err) return (int)code;
     err->code = code;
     opm_strlcpy(err->field, field ? field : "", sizeof err->field);
     char body[OPM_ERROR_MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(body, sizeof body, fmt, ap);
-    va_end(ap);
     if (field && *field)
         snprintf(err->message, sizeof err->message, "%s: %s", field, body);
     else
         opm_strlcpy(err->message, body, sizeof err->message);
-    escape_controls(err->message, sizeof err->message);
+    opm_escape_controls(err->message, sizeof err->message);
     return (int)code;
+}
+
+int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = verr(err, code, field, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int opm_error_set(opm_error *err, opm_status code, const char *field, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = verr(err, code, field, fmt ? fmt : "", ap);
+    va_end(ap);
+    return rc;
 }
 
 void opm_err_prefix(opm_error *err, const char *prefix)
@@ -77,7 +92,7 @@ void opm_err_prefix(opm_error *err, const char *prefix)
     char tmp[OPM_ERROR_MESSAGE_MAX];
     snprintf(tmp, sizeof tmp, "%s: %s", prefix, err->message);
     memcpy(err->message, tmp, sizeof tmp);
-    escape_controls(err->message, sizeof err->message);
+    opm_escape_controls(err->message, sizeof err->message);
 }
 
 void opm_strlcpy(char *dst, const char *src, size_t cap)

@@ -19,6 +19,9 @@ int opm_err(opm_error *err, opm_status code, const char *field, const char *fmt,
     OPM_PRINTF(4, 5);
 /* Prefixes "prefix: " to an already-filled message (location decoration). */
 void opm_err_prefix(opm_error *err, const char *prefix);
+/* Rewrites control characters in s (cap bytes) as \n, \t, \r or \xHH, so a
+ * message built from input text outside opm_err stays one line. */
+void opm_escape_controls(char *s, size_t cap);
 
 /* Exact arithmetic on counts.  Each returns 0, or 1 when the result does not
  * fit in 64 bits; *ok is cleared on overflow so long expressions can check
@@ -65,6 +68,12 @@ extern const char *const opm_role_name_list[];
  * code that rewrites shapes in place between predictions of one op
  * (models/batch.c), which must keep the op valid. */
 opm_tensor *opm_op_tensor_mut(opm_op *op, size_t i);
+/* opm_op_validate, then the op's counts computed once and kept on it, so
+ * opm_op_count (and every prediction) copies them instead of counting.  Every
+ * builder ends with this; any later mutation drops the kept counts. */
+int opm_op_finalize(opm_op *op, opm_error *err);
+/* Recounts and keeps the counts of an op rewritten in place (tensor_mut). */
+void opm_op_cache_counts(opm_op *op);
 
 /* Bounded string copy that always terminates. */
 void opm_strlcpy(char *dst, const char *src, size_t cap);

@@ -21,11 +21,18 @@ typedef struct attr {
 struct opm_op {
     char *name;
     opm_kind kind;
+    const opm_kind_def *def;     /* the kind's table: built-in, or a registry's user kind */
     opm_phase phase;
     opm_tensor *tensors;
     size_t n_tensors, cap_tensors;
     attr *attrs;
     size_t n_attrs, cap_attrs;
+    /* Counts computed once when a builder finishes the op (opm_op_finalize):
+     * a roofline prediction is otherwise half counting.  Written only by
+     * functions that take a non-const op, so concurrent predictions on one
+     * finished op only read it; every mutator clears it. */
+    opm_counts counts;
+    int counts_ok;
 };
 
 static char *dupstr(const char *s)
@@ -36,10 +43,10 @@ static char *dupstr(const char *s)
     return p;
 }
 
-opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *err)
+opm_op *opm_op_new_def(const opm_kind_def *def, const char *name, opm_phase phase, opm_error *err)
 {
     opm_error_clear(err);
-    if ((unsigned)kind >= OPM_KIND_COUNT) {
+    if (!def) {
         opm_err(err, OPM_EINVAL, "kind", "expected a known op kind");
         return NULL;
     }
@@ -48,14 +55,21 @@ opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *
         return NULL;
     }
     opm_op *op = calloc(1, sizeof *op);
-    if (!op || !(op->name = dupstr(name ? name : opm_kind_name(kind)))) {
+    if (!op || !(op->name = dupstr(name ? name : def->name))) {
         free(op);
         opm_err(err, OPM_ENOMEM, NULL, "out of memory");
         return NULL;
     }
-    op->kind = kind;
+    op->kind = def->kind;
+    op->def = def;
     op->phase = phase;
     return op;
+}
+
+opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *err)
+{
+    /* Built-in kinds only: a user kind's ops come from its registry. */
+    return opm_op_new_def((unsigned)kind < OPM_KIND_COUNT ? opm_kind_def_get(kind) : NULL, name, phase, err);
 }
 
 static void attr_clear(attr *a)
@@ -93,6 +107,7 @@ int opm_op_add_tensor(opm_op *op, opm_role role, const int64_t *shape, int rank,
             return opm_err(err, OPM_EINVAL, "shape",
                            "expected positive dimensions, got %lld at position %d",
                            (long long)shape[d], d);
+    op->counts_ok = 0;
     if (op->n_tensors == op->cap_tensors) {
         size_t cap = op->cap_tensors ? op->cap_tensors * 2 : 4;
         opm_tensor *t = realloc(op->tensors, cap * sizeof *t);
@@ -138,13 +153,14 @@ static int unknown_attr(const opm_kind_def *def, const char *key, opm_error *err
  * them), their "key[i]" entries, dtype and out_dtype. */
 static int key_known(const opm_kind_def *def, const char *key)
 {
-    if (opm_kind_find_attr(def, key)) return 1;
-    if (!def->from_short) return 0;
-    if (strcmp(key, "dtype") == 0 || strcmp(key, "out_dtype") == 0) return 1;
-    size_t n = strcspn(key, "[");
-    for (const opm_attr_def *a = def->short_keys; a && a->key; a++)
-        if (strncmp(a->key, key, n) == 0 && a->key[n] == '\0') return 1;
-    return 0;
+    /* The short-form keys first: a short form sets those most (m, n, k). */
+    if (def->from_short) {
+        size_t n = strcspn(key, "[");
+        for (const opm_attr_def *a = def->short_keys; a && a->key; a++)
+            if (a->key[0] == key[0] && strncmp(a->key, key, n) == 0 && a->key[n] == '\0') return 1;
+        if (strcmp(key, "dtype") == 0 || strcmp(key, "out_dtype") == 0) return 1;
+    }
+    return opm_kind_find_attr(def, key) != NULL;
 }
 
 static attr *slot(opm_op *op, const char *key, opm_error *err)
@@ -153,12 +169,13 @@ static attr *slot(opm_op *op, const char *key, opm_error *err)
         opm_err(err, OPM_EINVAL, key, "attribute names are at most 47 bytes");
         return NULL;
     }
-    const opm_kind_def *def = opm_kind_def_get(op->kind);
+    const opm_kind_def *def = op->def;
     if (!key_known(def, key)) {
         unknown_attr(def, key, err);
         return NULL;
     }
     opm_error_clear(err);
+    op->counts_ok = 0;
     attr *a = find_attr(op, key);
     if (a) {
         attr_clear(a);
@@ -239,6 +256,7 @@ int opm_op_unset(opm_op *op, const char *key)
 {
     attr *a = find_attr(op, key);
     if (!a) return 0;
+    op->counts_ok = 0;
     attr_clear(a);
     size_t idx = (size_t)(a - op->attrs);
     memmove(a, a + 1, (op->n_attrs - idx - 1) * sizeof *a);
@@ -249,6 +267,7 @@ int opm_op_unset(opm_op *op, const char *key)
 int opm_op_set_phase(opm_op *op, opm_phase phase)
 {
     if ((unsigned)phase >= OPM_PHASE_COUNT) return OPM_EINVAL;
+    op->counts_ok = 0;
     op->phase = phase;
     return 0;
 }
@@ -256,7 +275,7 @@ int opm_op_set_phase(opm_op *op, opm_phase phase)
 opm_op *opm_op_clone(const opm_op *op, opm_error *err)
 {
     opm_error_clear(err);
-    opm_op *c = opm_op_new(op->name, op->kind, op->phase, err);
+    opm_op *c = opm_op_new_def(op->def, op->name, op->phase, err);
     if (!c) return NULL;
     for (size_t i = 0; i < op->n_tensors; i++) {
         const opm_tensor *t = &op->tensors[i];
@@ -274,6 +293,8 @@ opm_op *opm_op_clone(const opm_op *op, opm_error *err)
         }
         if (rc) goto fail;
     }
+    c->counts = op->counts; /* the same tensors and attributes count the same */
+    c->counts_ok = op->counts_ok;
     return c;
 fail:
     opm_op_free(c);
@@ -282,6 +303,7 @@ fail:
 
 const char *opm_op_name(const opm_op *op) { return op->name; }
 opm_kind opm_op_kind(const opm_op *op) { return op->kind; }
+const char *opm_op_kind_name(const opm_op *op) { return op->def->name; }
 opm_phase opm_op_phase(const opm_op *op) { return op->phase; }
 size_t opm_op_tensor_count(const opm_op *op) { return op->n_tensors; }
 const opm_tensor *opm_op_tensor(const opm_op *op, size_t i)
@@ -291,6 +313,7 @@ const opm_tensor *opm_op_tensor(const opm_op *op, size_t i)
 
 opm_tensor *opm_op_tensor_mut(opm_op *op, size_t i)
 {
+    op->counts_ok = 0; /* the caller rewrites it; opm_op_cache_counts after */
     return i < op->n_tensors ? &op->tensors[i] : NULL;
 }
 
@@ -384,7 +407,7 @@ static void attr_text(const attr *a, char *buf, size_t cap)
 int opm_op_validate(const opm_op *op, opm_error *err)
 {
     opm_error_clear(err);
-    const opm_kind_def *def = opm_kind_def_get(op->kind);
+    const opm_kind_def *def = op->def;
     size_t seen[OPM_ROLE_COUNT] = {0};
     for (size_t i = 0; i < op->n_tensors; i++) {
         opm_role r = op->tensors[i].role;
@@ -423,11 +446,10 @@ int opm_op_validate(const opm_op *op, opm_error *err)
     return def->validate(op, err);
 }
 
-int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
+static int count_now(const opm_op *op, opm_counts *out, opm_error *err)
 {
-    opm_error_clear(err);
     memset(out, 0, sizeof *out);
-    int rc = opm_kind_def_get(op->kind)->count(op, out, err);
+    int rc = op->def->count(op, out, err);
     if (rc) return rc;
     /* Workspace is the kind-independent part of the footprint. */
     for (size_t i = 0; i < op->n_tensors; i++)
@@ -437,4 +459,29 @@ int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
             if (!ok) return opm_err(err, OPM_EOVERFLOW, NULL, "workspace bytes overflow 64 bits");
         }
     return 0;
+}
+
+int opm_op_count(const opm_op *op, opm_counts *out, opm_error *err)
+{
+    opm_error_clear(err);
+    if (op->counts_ok) {
+        *out = op->counts;
+        return 0;
+    }
+    return count_now(op, out, err);
+}
+
+void opm_op_cache_counts(opm_op *op)
+{
+    opm_error scratch;
+    op->counts_ok = 0;
+    /* A count that fails is not cached: opm_op_count reports it each time. */
+    if (count_now(op, &op->counts, &scratch) == 0) op->counts_ok = 1;
+}
+
+int opm_op_finalize(opm_op *op, opm_error *err)
+{
+    int rc = opm_op_validate(op, err);
+    if (rc == 0) opm_op_cache_counts(op);
+    return rc;
 }

@@ -34,7 +34,10 @@ const char *const opm_kind_name_list[OPM_KIND_COUNT + 1] = {
     "moe_dispatch", "moe_combine", "fused_moe", NULL,
 };
 #define kind_names opm_kind_name_list
-const char *opm_kind_name(opm_kind k) { return (unsigned)k < OPM_KIND_COUNT ? kind_names[k] : "?"; }
+const char *opm_kind_name(opm_kind k)
+{
+    return (unsigned)k < OPM_KIND_COUNT ? kind_names[k] : k == OPM_KIND_USER ? "user" : "?";
+}
 int opm_kind_parse(const char *name, opm_kind *out)
 {
     for (int i = 0; i < OPM_KIND_COUNT; i++)

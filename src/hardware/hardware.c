@@ -2,6 +2,7 @@
  * clock rescaling and equality.  Reading and writing text is in
  * src/io/hardware_io.c; the built-in entries are in builtin.c. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,78 @@ const char *const opm_hw_power_names[PC_COUNT] = {
     "base_power_w", "sm_resident_power_w", "tc_active_power_w", "dram_active_power_w",
     "dram_exposed_power_w", "l2_active_power_w", "smem_active_power_w",
 };
+
+const char *const opm_hw_level_keys[LK_COUNT + 1] = {
+    "name", "size_bytes", "bandwidth_bytes_per_s", "energy_j_per_byte", "energy_j_per_sector",
+    "latency_s", "latency_cycles", "line_size_bytes", "sector_size_bytes", "bank_count",
+    "bank_width_bytes", "partitions", NULL,
+};
+/* Innermost first: the order memory.levels must list them in. */
+const char *const opm_hw_level_names[] = {"register", "sram", "l1", "l2", "llc", "hbm", NULL};
+static const int level_ranks[] = {0, 1, 1, 2, 3, 4};
+const char *const opm_hw_kinds[] = {"gpu", "tpu", "npu", "cpu", NULL};
+
+int opm_hw_level_rank(const char *name)
+{
+    for (int i = 0; opm_hw_level_names[i]; i++)
+        if (!strcmp(name, opm_hw_level_names[i])) return level_ranks[i];
+    return -1;
+}
+
+static const size_t level_offsets[LK_COUNT] = {
+    0, offsetof(opm_memory_level, size_bytes), offsetof(opm_memory_level, bandwidth_bytes_per_s),
+    offsetof(opm_memory_level, energy_j_per_byte), offsetof(opm_memory_level, energy_j_per_sector),
+    offsetof(opm_memory_level, latency_s), offsetof(opm_memory_level, latency_cycles),
+    offsetof(opm_memory_level, line_size_bytes), offsetof(opm_memory_level, sector_size_bytes),
+    offsetof(opm_memory_level, bank_count), offsetof(opm_memory_level, bank_width_bytes),
+    offsetof(opm_memory_level, partitions),
+};
+
+double *opm_hw_level_slot(opm_memory_level *l, int key)
+{
+    return key > 0 && key < LK_COUNT ? (double *)(void *)((char *)l + level_offsets[key]) : NULL;
+}
+
+double opm_hw_level_value(const opm_memory_level *l, int key)
+{
+    return key > 0 && key < LK_COUNT ? *(const double *)(const void *)((const char *)l + level_offsets[key]) : 0;
+}
+
+static const char *number_expected(double v, int positive)
+{
+    if (!(v >= 0) || !isfinite(v) || (positive && v == 0)) return positive ? "a positive number" : "a non-negative number";
+    return NULL;
+}
+
+const char *opm_hw_cparam_expected(int idx, double v)
+{
+    const char *e = number_expected(v, idx <= CP_NUM_SMS);
+    if (e) return e;
+    /* Counts of things are whole numbers; clocks and cycles need not be. */
+    int whole = idx == CP_NUM_SMS || idx == CP_MAX_CTAS_PER_SM || idx == CP_MAX_WARPS_PER_SM ||
+                idx == CP_REGISTERS_PER_SM || idx == CP_SHARED_MEMORY_BYTES_PER_SM ||
+                idx == CP_MAX_ASYNC_COPY_GROUPS || idx == CP_WARP_SIZE;
+    if (whole && v != floor(v)) return idx == CP_NUM_SMS ? "a positive integer" : "a non-negative integer";
+    return NULL;
+}
+
+const char *opm_hw_map_expected(int map, double v)
+{
+    return number_expected(v, map == HM_TENSOR_FLOPS || map == HM_VECTOR_FLOPS);
+}
+
+const char *opm_hw_level_expected(int key, double v)
+{
+    const char *e = number_expected(v, key == LK_BANDWIDTH);
+    if (e) return e;
+    if (key == LK_PARTITIONS && !(v >= 1 && v <= 64 && v == floor(v))) return "a whole number of partitions from 1 to 64";
+    return NULL;
+}
+
+const char *opm_hw_fraction_expected(double v)
+{
+    return v > 0 && v <= 1 ? NULL : "a utilization in (0, 1]";
+}
 
 /* Linear interpolation in a table ascending by clock, held flat past its
  * ends (a clock outside the measured range gets the nearest measurement). */
@@ -105,6 +178,97 @@ void opm_hw_init(opm_hardware *hw)
     hw->util_vector = hw->util_tensor = 1.0;
 }
 
+/* The per-value checks the loader makes while reading, made again on the
+ * object, so a builder-made description passes the same ones. */
+static int check_values(const opm_hardware *hw, opm_error *err)
+{
+    char f[OPM_ERROR_FIELD_MAX];
+    const char *e;
+    int known_kind = 0;
+    for (int i = 0; opm_hw_kinds[i]; i++) known_kind |= !strcmp(hw->kind, opm_hw_kinds[i]);
+    if (!known_kind) return opm_err(err, OPM_EINVAL, "kind", "expected gpu, tpu, npu or cpu, got '%.20s'", hw->kind);
+    if (hw->has_static_power && (e = number_expected(hw->static_power_w, 0)))
+        return opm_err(err, OPM_EINVAL, "static_power_w", "expected %s, got %.17g", e, hw->static_power_w);
+    if (hw->has_tdp && (e = number_expected(hw->tdp_w, 1)))
+        return opm_err(err, OPM_EINVAL, "tdp_w", "expected %s, got %.17g", e, hw->tdp_w);
+    for (int i = 0; i < CP_COUNT; i++)
+        if ((hw->cparam_set & (1u << i)) && (e = opm_hw_cparam_expected(i, hw->cparam[i]))) {
+            snprintf(f, sizeof f, "compute.%s", opm_hw_cparam_names[i]);
+            return opm_err(err, OPM_EINVAL, f, "expected %s, got %.17g", e, hw->cparam[i]);
+        }
+    for (int m = 0; m < HM_COUNT; m++)
+        for (int d = 0; d < OPM_DTYPE_COUNT; d++)
+            if (hw->maps[m][d] != 0 && (e = opm_hw_map_expected(m, hw->maps[m][d]))) {
+                snprintf(f, sizeof f, "compute.%s.%s", opm_hw_map_names[m], opm_dtype_name((opm_dtype)d));
+                return opm_err(err, OPM_EINVAL, f, "expected %s, got %.17g", e, hw->maps[m][d]);
+            }
+    if ((hw->has_util_vector && opm_hw_fraction_expected(hw->util_vector)) ||
+        (hw->has_util_tensor && opm_hw_fraction_expected(hw->util_tensor)))
+        return opm_err(err, OPM_EINVAL, hw->has_util_vector && opm_hw_fraction_expected(hw->util_vector)
+                                            ? "utilization.vector" : "utilization.tensor",
+                       "expected a utilization in (0, 1]");
+    if (hw->n_levels < 1 || hw->n_levels > OPM_MAX_LEVELS)
+        return opm_err(err, OPM_EINVAL, "memory.levels", "expected a list of 1 to %d levels, got %zu",
+                       OPM_MAX_LEVELS, hw->n_levels);
+    for (size_t i = 0; i < hw->n_levels; i++) {
+        const opm_memory_level *l = &hw->levels[i];
+        snprintf(f, sizeof f, "memory.levels[%zu].name", i);
+        if (opm_hw_level_rank(l->name) < 0)
+            return opm_err(err, OPM_EINVAL, f, "expected a level name (register, sram, l1, l2, llc, hbm), got '%.16s'",
+                           l->name);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(hw->levels[j].name, l->name))
+                return opm_err(err, OPM_EINVAL, f, "expected a level name not used before, got '%s' again", l->name);
+        for (int k = 1; k < LK_COUNT; k++) {
+            double v = opm_hw_level_value(l, k);
+            /* 0 is "not given" (a level may leave out its bandwidth). */
+            if (v != 0 && (e = opm_hw_level_expected(k, v))) {
+                snprintf(f, sizeof f, "memory.levels[%zu].%s", i, opm_hw_level_keys[k]);
+                return opm_err(err, OPM_EINVAL, f, "expected %s, got %.17g", e, v);
+            }
+        }
+        if ((e = opm_hw_fraction_expected(l->utilization))) {
+            snprintf(f, sizeof f, "utilization.memory.%s", l->name);
+            return opm_err(err, OPM_EINVAL, f, "expected %s, got %.17g", e, l->utilization);
+        }
+    }
+    return 0;
+}
+
+/* Checks across fields: the levels listed innermost first (register,
+ * sram/l1, l2, llc, hbm: the models read "the next level out" in that
+ * order), and a per-SM rate agreeing with its peak. */
+static int check_structure(const opm_hardware *hw, opm_error *err)
+{
+    char f[OPM_ERROR_FIELD_MAX];
+    for (size_t i = 1; i < hw->n_levels; i++)
+        if (opm_hw_level_rank(hw->levels[i].name) < opm_hw_level_rank(hw->levels[i - 1].name)) {
+            snprintf(f, sizeof f, "memory.levels[%zu].name", i);
+            return opm_err(err, OPM_EINVAL, f,
+                           "expected the levels innermost first (register, sram or l1, l2, llc, hbm), got %s after %s",
+                           hw->levels[i].name, hw->levels[i - 1].name);
+        }
+    for (int e = 0; e < 2; e++) {
+        int fpc_map = e ? HM_TENSOR_FPC : HM_VECTOR_FPC, peak_map = e ? HM_TENSOR_FLOPS : HM_VECTOR_FLOPS;
+        double clock = e ? opm_hardware_tensor_clock_hz(hw) : hw->cparam[CP_CLOCK_HZ];
+        for (int d = 0; d < OPM_DTYPE_COUNT; d++) {
+            double fpc = hw->maps[fpc_map][d], peak = hw->maps[peak_map][d];
+            if (fpc == 0) continue;
+            snprintf(f, sizeof f, "compute.%s.%s", opm_hw_map_names[fpc_map], opm_dtype_name((opm_dtype)d));
+            if (peak <= 0)
+                return opm_err(err, OPM_EINVAL, f, "expected a peak in %s.%s for this per-SM rate",
+                               opm_hw_map_names[peak_map], opm_dtype_name((opm_dtype)d));
+            double derived = fpc * hw->cparam[CP_NUM_SMS] * clock;
+            if (fabs(derived - peak) > OPM_HW_FPC_TOLERANCE * peak)
+                return opm_err(err, OPM_EINVAL, f,
+                               "expected num_sms x this x %s (%.6g FLOP/s) within %.0f%% of %s (%.6g), got %.6g",
+                               e ? "tensor_clock_hz" : "clock_hz", derived, OPM_HW_FPC_TOLERANCE * 100,
+                               opm_hw_map_names[peak_map], peak, fpc);
+        }
+    }
+    return 0;
+}
+
 int opm_hw_check(const opm_hardware *hw, opm_error *err)
 {
     if (!hw->name[0]) return opm_err(err, OPM_EINVAL, "name", "missing; every hardware needs a name");
@@ -152,7 +316,8 @@ int opm_hw_check(const opm_hardware *hw, opm_error *err)
             return opm_err(err, OPM_EINVAL, f, "expected the hbm level to have a positive bandwidth");
         }
     }
-    return 0;
+    int rc = check_values(hw, err);
+    return rc ? rc : check_structure(hw, err);
 }
 
 opm_hardware *opm_hardware_clone(const opm_hardware *hw, opm_error *err)
@@ -330,7 +495,13 @@ double opm_hardware_peak_flops(const opm_hardware *hw, opm_engine engine, opm_dt
 double opm_hardware_flops_per_clock_per_sm(const opm_hardware *hw, opm_engine engine, opm_dtype dt)
 {
     if ((unsigned)dt >= OPM_DTYPE_COUNT || engine == OPM_ENGINE_NONE) return 0;
-    return hw->maps[engine == OPM_ENGINE_TENSOR ? HM_TENSOR_FPC : HM_VECTOR_FPC][dt];
+    int tensor = engine == OPM_ENGINE_TENSOR;
+    double fpc = hw->maps[tensor ? HM_TENSOR_FPC : HM_VECTOR_FPC][dt];
+    if (fpc > 0) return fpc;
+    /* Not given: derived from the peak, which the description must have. */
+    double clock = tensor ? opm_hardware_tensor_clock_hz(hw) : hw->cparam[CP_CLOCK_HZ];
+    double peak = hw->maps[tensor ? HM_TENSOR_FLOPS : HM_VECTOR_FLOPS][dt];
+    return peak > 0 && clock > 0 && hw->cparam[CP_NUM_SMS] > 0 ? peak / (hw->cparam[CP_NUM_SMS] * clock) : 0;
 }
 
 double opm_hardware_energy_j_per_flop(const opm_hardware *hw, opm_engine engine, opm_dtype dt)

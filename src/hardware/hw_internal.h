@@ -20,6 +20,10 @@ enum {
 extern const char *const opm_hw_map_names[HM_COUNT];
 
 enum { PC_COUNT = 7, FEATURE_MAX = 16, HW_TABLE_MAX = 160 };
+/* How far num_sms × *_flops_per_clock_per_sm × clock may be from the
+ * quoted peak: datasheet peaks are rounded to 3-4 digits and a few are
+ * quoted at a boost clock 1-2% off the listed one. */
+#define OPM_HW_FPC_TOLERANCE 0.02
 extern const char *const opm_hw_power_names[PC_COUNT];
 
 /* Values of compute.matrix_instruction, NULL-terminated, in the order of
@@ -68,6 +72,28 @@ struct opm_hardware {
     opm_interconnect link;
     int has_link;
 };
+
+/* Keys of one memory level (index 0 is "name", the others are numbers in
+ * opm_memory_level order), NULL-terminated; the accepted level names,
+ * innermost first; the accepted kinds. */
+enum { LK_NAME, LK_SIZE, LK_BANDWIDTH, LK_PARTITIONS = 11, LK_COUNT = 12 };
+extern const char *const opm_hw_level_keys[LK_COUNT + 1];
+extern const char *const opm_hw_level_names[];
+extern const char *const opm_hw_kinds[];
+
+/* The value checks shared by the YAML loader (which reports them at the
+ * file position) and opm_hw_check (which the loader and the builder both
+ * run on the finished object): what the value must be ("a positive
+ * number"), or NULL when v is acceptable. */
+const char *opm_hw_cparam_expected(int idx, double v);
+const char *opm_hw_map_expected(int map, double v);
+const char *opm_hw_level_expected(int key, double v);
+const char *opm_hw_fraction_expected(double v);
+/* The number field of a level for key index 1..LK_COUNT-1. */
+double *opm_hw_level_slot(opm_memory_level *l, int key);
+double opm_hw_level_value(const opm_memory_level *l, int key);
+/* 0 register, 1 sram/l1, 2 l2, 3 llc, 4 hbm; -1 for an unknown name. */
+int opm_hw_level_rank(const char *name);
 
 /* The supply voltage at clock_hz interpolated in the table; 0 without one. */
 double opm_hw_voltage(const opm_hardware *hw, double clock_hz);

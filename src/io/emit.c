@@ -95,15 +95,47 @@ static double pow10i(int k)
     return r * p[k];
 }
 
-void opm_format_sig12(double v, char *buf)
+static const char digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* floor(log10(v)) for finite v > 0, or one less: from the binary exponent
+ * alone (log10 of v's power of two, floored), so no log10 call.  The loop in
+ * opm_format_sig12 moves up when it is one less. */
+static int dec_exp_estimate(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int b = (int)((bits >> 52) & 0x7ff);
+    b = b ? b - 1023 : ilogb(v); /* subnormals */
+    int t = b * 78913;            /* 78913 / 2^18 = log10(2) to 1e-7; exact floor for |b| < 2600 */
+    return t >= 0 ? t >> 18 : -((-t + (1 << 18) - 1) >> 18);
+}
+
+size_t opm_format_sig12(double v, char *buf)
 {
     if (v == 0 || !isfinite(v)) {
         strcpy(buf, v == 0 ? "0" : "null");
-        return;
+        return v == 0 ? 1 : 4;
     }
     char *o = buf;
     if (v < 0) *o++ = '-', v = -v;
-    int e = (int)floor(log10(v));
+    /* The 12-digit mantissa m of v scaled by 10^(11-e), for the e that puts
+     * it in [1e11, 1e12).  The estimate is floor(log10(v)) or one below;
+     * from one below the first step always goes up (v >= 10^e makes m round
+     * to 1e12), so the mantissa and exponent are those found from the exact
+     * floor, which is what the output has always been. */
+    int e = dec_exp_estimate(v);
+    /* Within the exact powers' range, one compare makes the estimate the
+     * floor (most printed values), so the loop below runs once. */
+    if (e >= -22 && e < 22) {
+        static const double neg[23] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
+                                       1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
+                                       1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
+        int up = e + 1;
+        if (v >= (up >= 0 ? pow10i(up) : neg[-up])) e = up;
+    }
     uint64_t m;
     for (int tries = 0;; tries++) {
         int k = 11 - e;
@@ -111,13 +143,22 @@ void opm_format_sig12(double v, char *buf)
         for (; k > 280; k -= 100) scaled *= 1e100;
         for (; k < -280; k += 100) scaled /= 1e100;
         scaled = k >= 0 ? scaled * pow10i(k) : scaled / pow10i(-k);
-        m = (uint64_t)llround(scaled);
-        if (m >= 1000000000000ULL && tries < 2) e++;
-        else if (m < 100000000000ULL && tries < 2) e--;
+        /* round half away from zero, as llround: exact below 2^52 */
+        m = (uint64_t)(int64_t)(scaled + 0.5);
+        if (m >= 1000000000000ULL && tries < 3) e++;
+        else if (m < 100000000000ULL && tries < 3) e--;
         else break;
     }
     char dig[13];
-    for (int i = 11; i >= 0; i--) dig[i] = (char)('0' + m % 10), m /= 10;
+    /* two halves of six digits in 32-bit arithmetic, three pairs each,
+     * computed independently of one another */
+    uint32_t hi = (uint32_t)(m / 1000000), lo = (uint32_t)(m % 1000000);
+    memcpy(dig, digit_pairs + 2 * (hi / 10000), 2);
+    memcpy(dig + 2, digit_pairs + 2 * (hi / 100 % 100), 2);
+    memcpy(dig + 4, digit_pairs + 2 * (hi % 100), 2);
+    memcpy(dig + 6, digit_pairs + 2 * (lo / 10000), 2);
+    memcpy(dig + 8, digit_pairs + 2 * (lo / 100 % 100), 2);
+    memcpy(dig + 10, digit_pairs + 2 * (lo % 100), 2);
     int nd = 12;
     while (nd > 1 && dig[nd - 1] == '0') nd--;
     if (e >= -4 && e < 12) { /* the %g rule at 12 digits */
@@ -133,21 +174,36 @@ void opm_format_sig12(double v, char *buf)
             }
         }
         *o = '\0';
-        return;
+        return (size_t)(o - buf);
     }
     *o++ = dig[0];
     if (nd > 1) {
         *o++ = '.';
         memcpy(o, dig + 1, (size_t)(nd - 1)), o += nd - 1;
     }
-    sprintf(o, "e%+03d", e);
+    /* "e%+03d" */
+    *o++ = 'e';
+    *o++ = e < 0 ? '-' : '+';
+    unsigned ae = (unsigned)(e < 0 ? -e : e);
+    if (ae >= 100) *o++ = (char)('0' + ae / 100);
+    *o++ = (char)('0' + ae / 10 % 10);
+    *o++ = (char)('0' + ae % 10);
+    *o = '\0';
+    return (size_t)(o - buf);
 }
 
 void sb_num(strbuf *b, double v)
 {
-    char buf[40];
-    opm_format_sig12(v, buf);
-    sb_puts(b, buf);
+    char buf[48];
+    size_t n = opm_format_sig12(v, buf);
+    /* at most 19 bytes: a fixed-size copy when there is room */
+    if (!b->oom && b->n + 32 < b->cap) {
+        memcpy(b->p + b->n, buf, 32);
+        b->n += n;
+        b->p[b->n] = '\0';
+    } else {
+        sb_putn(b, buf, n);
+    }
 }
 
 void sb_double(strbuf *b, double v)
@@ -159,14 +215,28 @@ void sb_double(strbuf *b, double v)
 
 void sb_u64(strbuf *b, uint64_t v)
 {
-    char buf[24];
-    int i = (int)sizeof buf;
-    buf[--i] = '\0';
-    do {
-        buf[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    sb_putn(b, buf + i, sizeof buf - 1 - (size_t)i);
+    char buf[48];
+    int i = 24;
+    while (v >= 100) {
+        i -= 2;
+        memcpy(buf + i, digit_pairs + 2 * (v % 100), 2);
+        v /= 100;
+    }
+    if (v >= 10) {
+        i -= 2;
+        memcpy(buf + i, digit_pairs + 2 * v, 2);
+    } else {
+        buf[--i] = (char)('0' + v);
+    }
+    size_t n = 24 - (size_t)i;
+    /* at most 20 digits: a fixed-size copy when there is room */
+    if (!b->oom && b->n + 24 < b->cap) {
+        memcpy(b->p + b->n, buf + i, 24);
+        b->n += n;
+        b->p[b->n] = '\0';
+    } else {
+        sb_putn(b, buf + i, n);
+    }
 }
 
 void sb_csv_field(strbuf *b, const char *s)
@@ -187,6 +257,18 @@ void sb_csv_field(strbuf *b, const char *s)
 
 void sb_json_string(strbuf *b, const char *s)
 {
+    /* Most strings (names, models, hardware) need no escape: one copy. */
+    size_t plain = 0;
+    for (unsigned char c; (c = (unsigned char)s[plain]) >= 0x20 && c < 0x80 && c != '"' && c != '\\';) plain++;
+    if (!s[plain]) {
+        if (grow(b, plain + 2)) return;
+        b->p[b->n++] = '"';
+        memcpy(b->p + b->n, s, plain);
+        b->n += plain;
+        b->p[b->n++] = '"';
+        b->p[b->n] = '\0';
+        return;
+    }
     sb_putc(b, '"');
     const char *run = s;
     for (; *s; s++) {

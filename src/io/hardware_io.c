@@ -14,13 +14,7 @@ static const char *const top_keys[] = {"name", "kind", "static_power_w", "tdp_w"
                                        "utilization", "energy_model", "interconnect", "idle_power", "supply_voltage",
                                        "static_power_clock_hz", "gemm_selection_objective", NULL};
 static const char *const objectives[] = {"latency", "energy", "edp", NULL};
-static const char *const level_keys[] = {
-    "name", "size_bytes", "bandwidth_bytes_per_s", "energy_j_per_byte", "energy_j_per_sector",
-    "latency_s", "latency_cycles", "line_size_bytes", "sector_size_bytes", "bank_count",
-    "bank_width_bytes", "partitions", NULL,
-};
-static const char *const level_names[] = {"register", "sram", "l1", "l2", "llc", "hbm", NULL};
-static const char *const kinds[] = {"gpu", "tpu", "npu", "cpu", NULL};
+#define level_keys opm_hw_level_keys
 
 typedef struct ctx {
     const doc *d;
@@ -62,6 +56,16 @@ static int number(ctx *c, const doc_node *n, const char *field, int positive, do
     return 0;
 }
 
+/* A number passing one of the shared value checks (hw_internal.h). */
+static int checked(ctx *c, const doc_node *n, const char *field, const char *(*expected)(int, double), int key,
+                   double *out)
+{
+    const char *e;
+    if (doc_double(n, out)) *out = NAN; /* not a number: the check says what is expected */
+    if ((e = expected(key, *out))) return bad(c, n, field, e);
+    return 0;
+}
+
 static int string(ctx *c, const doc_node *n, const char *field, char *out, size_t cap)
 {
     if (n->type != DOC_SCALAR || doc_is_null(n)) return bad(c, n, field, "a string");
@@ -70,7 +74,7 @@ static int string(ctx *c, const doc_node *n, const char *field, char *out, size_
     return 0;
 }
 
-static int dtype_map(ctx *c, const doc_node *m, const char *field, double *vals, int positive)
+static int dtype_map(ctx *c, const doc_node *m, const char *field, double *vals, int map)
 {
     if (m->type != DOC_MAP) return bad(c, m, field, "a mapping of dtype to number");
     for (size_t i = 0; i < m->n; i++) {
@@ -85,7 +89,7 @@ static int dtype_map(ctx *c, const doc_node *m, const char *field, double *vals,
             doc_error_at(c->d, k, c->err);
             return OPM_EINVAL;
         }
-        if (number(c, v, f, positive, &vals[dt])) return OPM_EINVAL;
+        if (checked(c, v, f, opm_hw_map_expected, map, &vals[dt])) return OPM_EINVAL;
     }
     return 0;
 }
@@ -107,17 +111,10 @@ static int load_compute(ctx *c, opm_hardware *hw, const doc_node *m)
         snprintf(f, sizeof f, "compute.%s", k->text);
         int idx;
         if ((idx = index_of(k->text, opm_hw_cparam_names, CP_COUNT)) >= 0) {
-            int positive = idx <= CP_NUM_SMS;
-            if (number(c, v, f, positive, &hw->cparam[idx])) return OPM_EINVAL;
-            /* Counts of things are whole numbers; clocks and cycles need not be. */
-            int whole = idx == CP_NUM_SMS || idx == CP_MAX_CTAS_PER_SM || idx == CP_MAX_WARPS_PER_SM ||
-                        idx == CP_REGISTERS_PER_SM || idx == CP_SHARED_MEMORY_BYTES_PER_SM ||
-                        idx == CP_MAX_ASYNC_COPY_GROUPS || idx == CP_WARP_SIZE;
-            if (whole && hw->cparam[idx] != floor(hw->cparam[idx]))
-                return bad(c, v, f, idx == CP_NUM_SMS ? "a positive integer" : "a non-negative integer");
+            if (checked(c, v, f, opm_hw_cparam_expected, idx, &hw->cparam[idx])) return OPM_EINVAL;
             hw->cparam_set |= 1u << idx;
         } else if ((idx = index_of(k->text, opm_hw_map_names, HM_COUNT)) >= 0) {
-            if (dtype_map(c, v, f, hw->maps[idx], idx == HM_TENSOR_FLOPS || idx == HM_VECTOR_FLOPS))
+            if (dtype_map(c, v, f, hw->maps[idx], idx))
                 return OPM_EINVAL;
         } else if (!strcmp(k->text, "fma_dims")) {
             int64_t d;
@@ -149,13 +146,10 @@ static int load_level(ctx *c, opm_hardware *hw, const doc_node *m, size_t idx)
     opm_memory_level *l = &hw->levels[idx];
     memset(l, 0, sizeof *l);
     l->utilization = 1.0;
-    double *slots[] = {NULL, &l->size_bytes, &l->bandwidth_bytes_per_s, &l->energy_j_per_byte,
-                       &l->energy_j_per_sector, &l->latency_s, &l->latency_cycles, &l->line_size_bytes,
-                       &l->sector_size_bytes, &l->bank_count, &l->bank_width_bytes, &l->partitions};
     for (size_t i = 0; i < m->n; i++) {
         const doc_node *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
         snprintf(f, sizeof f, "%s.%s", field, k->text);
-        int j = index_of(k->text, level_keys, 12);
+        int j = index_of(k->text, level_keys, LK_COUNT);
         if (j < 0) {
             char pre[OPM_ERROR_FIELD_MAX];
             snprintf(pre, sizeof pre, "%s.", field);
@@ -163,12 +157,10 @@ static int load_level(ctx *c, opm_hardware *hw, const doc_node *m, size_t idx)
         }
         if (j == 0) {
             if (string(c, v, f, l->name, sizeof l->name)) return OPM_EINVAL;
-            if (index_of(l->name, level_names, 6) < 0)
+            if (opm_hw_level_rank(l->name) < 0)
                 return bad(c, v, f, "a level name (register, sram, l1, l2, llc, hbm)");
-        } else if (number(c, v, f, j == 2, slots[j])) {
+        } else if (checked(c, v, f, opm_hw_level_expected, j, opm_hw_level_slot(l, j))) {
             return OPM_EINVAL;
-        } else if (j == 11 && !(l->partitions >= 1 && l->partitions <= 64 && l->partitions == floor(l->partitions))) {
-            return bad(c, v, f, "a whole number of partitions from 1 to 64");
         }
     }
     if (!l->name[0]) {
@@ -202,7 +194,9 @@ static int load_memory(ctx *c, opm_hardware *hw, const doc_node *m)
 
 static int fraction(ctx *c, const doc_node *n, const char *field, double *out)
 {
-    if (doc_double(n, out) || !(*out > 0 && *out <= 1)) return bad(c, n, field, "a utilization in (0, 1]");
+    const char *e;
+    if (doc_double(n, out)) *out = NAN;
+    if ((e = opm_hw_fraction_expected(*out))) return bad(c, n, field, e);
     return 0;
 }
 
@@ -370,7 +364,7 @@ opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err)
         if (!strcmp(k->text, "name")) rc = string(&c, v, "name", hw->name, sizeof hw->name);
         else if (!strcmp(k->text, "kind")) {
             rc = string(&c, v, "kind", hw->kind, sizeof hw->kind);
-            if (!rc && index_of(hw->kind, kinds, 4) < 0) rc = bad(&c, v, "kind", "gpu, tpu, npu or cpu");
+            if (!rc && index_of(hw->kind, opm_hw_kinds, 4) < 0) rc = bad(&c, v, "kind", "gpu, tpu, npu or cpu");
         } else if (!strcmp(k->text, "static_power_w")) {
             rc = number(&c, v, "static_power_w", 0, &hw->static_power_w);
             hw->has_static_power = 1;
@@ -514,12 +508,9 @@ static doc *to_doc(const opm_hardware *hw)
     for (size_t i = 0; !bad && i < hw->n_levels; i++) {
         const opm_memory_level *l = &hw->levels[i];
         doc_node *ln = doc_new_collection(d, DOC_MAP);
-        const double vals[] = {0, l->size_bytes, l->bandwidth_bytes_per_s, l->energy_j_per_byte,
-                               l->energy_j_per_sector, l->latency_s, l->latency_cycles, l->line_size_bytes,
-                               l->sector_size_bytes, l->bank_count, l->bank_width_bytes, l->partitions};
         bad = !ln || doc_append(d, ln, "name", doc_new_scalar(d, l->name, 0));
-        for (int j = 1; !bad && j < 12; j++)
-            if (vals[j] != 0) bad = put_num(d, ln, level_keys[j], vals[j]);
+        for (int j = 1; !bad && j < LK_COUNT; j++)
+            if (opm_hw_level_value(l, j) != 0) bad = put_num(d, ln, level_keys[j], opm_hw_level_value(l, j));
         bad = bad || doc_append(d, levels, NULL, ln);
         if (!bad && l->utilization != 1.0) {
             if (!mutil && !(mutil = doc_new_collection(d, DOC_MAP))) bad = 1;

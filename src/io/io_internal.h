@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stddef.h>
+#include <string.h>
 #include "opmodel/opmodel.h"
 #include "doc.h"
 
@@ -18,6 +19,20 @@ typedef struct strbuf {
 } strbuf;
 
 void sb_putn(strbuf *b, const char *s, size_t n);
+/* sb_putn without the call when the bytes fit: the batch path writes a few
+ * dozen pieces per line. */
+static inline void sb_putn_inline(strbuf *b, const char *s, size_t n)
+{
+    if (!b->oom && b->n + n < b->cap) {
+        memcpy(b->p + b->n, s, n);
+        b->n += n;
+        b->p[b->n] = '\0';
+    } else {
+        sb_putn(b, s, n);
+    }
+}
+/* A string literal. */
+#define SB_LIT(b, lit) sb_putn_inline((b), "" lit, sizeof(lit) - 1)
 void sb_puts(strbuf *b, const char *s);
 void sb_putc(strbuf *b, char c);
 void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -28,7 +43,8 @@ void sb_u64(strbuf *b, uint64_t v);
  * "989400000000000", "0.25"): what predictions print.  Non-finite values
  * print as null. */
 void sb_num(strbuf *b, double v);
-void opm_format_sig12(double v, char *buf);
+/* Writes sb_num's text into buf (at least 32 bytes); returns its length. */
+size_t opm_format_sig12(double v, char *buf);
 /* A JSON string literal, escaped.  Bytes that are not well-formed UTF-8
  * become U+FFFD, so the output is valid JSON whatever the input bytes
  * (names from profiler traces can hold anything). */
@@ -59,6 +75,10 @@ int doc_emit_json(const doc_node *n, strbuf *b);
 int doc_emit_yaml(const doc_node *n, strbuf *b);
 
 opm_op *opm_op_from_doc(const doc *d, opm_error *err);
+/* One JSONL line (`predict --batch`): the same op, or the same error, as
+ * opm_op_parse_string(text, len, OPM_FORMAT_JSON, source, line, err), faster
+ * for flat short forms (op_line.c). */
+opm_op *opm_op_parse_json_line(const char *text, size_t len, const char *source, int line, opm_error *err);
 opm_format opm_guess_format(const char *text, size_t len);
 opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err);
 /* Builds the tree an op is written as. */

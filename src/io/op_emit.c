@@ -93,68 +93,74 @@ char *opm_op_to_text(const opm_op *op, opm_format format, opm_error *err)
 
 void opm_profile_write_json(const opm_profile *p, strbuf *b)
 {
-    sb_puts(b, "{\"name\": ");
-    sb_json_string(b, p->name ? p->name : "");
-    sb_puts(b, ", \"kind\": \"");
+    SB_LIT(b, "{\"name\": ");
+    sb_json_string(b, p->name);
+    SB_LIT(b, ", \"kind\": \"");
     sb_puts(b, opm_kind_name(p->kind));
-    sb_puts(b, "\", \"phase\": \"");
+    SB_LIT(b, "\", \"phase\": \"");
     sb_puts(b, opm_phase_name(p->phase));
-    sb_puts(b, "\", \"model\": ");
-    sb_json_string(b, p->model ? p->model : "");
-    sb_puts(b, ", \"hardware\": ");
-    sb_json_string(b, p->hardware ? p->hardware : "");
-    sb_puts(b, ", \"latency_s\": ");
+    SB_LIT(b, "\", \"model\": ");
+    sb_json_string(b, p->model);
+    SB_LIT(b, ", \"hardware\": ");
+    sb_json_string(b, p->hardware);
+    SB_LIT(b, ", \"latency_s\": ");
     sb_num(b, p->latency_s);
-    sb_puts(b, ", \"flops\": ");
+    SB_LIT(b, ", \"flops\": ");
     sb_u64(b, p->flops);
-    sb_puts(b, ", \"engine\": \"");
+    SB_LIT(b, ", \"engine\": \"");
     sb_puts(b, opm_engine_name(p->engine));
-    sb_puts(b, "\", \"bound\": \"");
+    SB_LIT(b, "\", \"bound\": \"");
     sb_puts(b, opm_bound_name(p->bound));
-    sb_puts(b, "\", \"arithmetic_intensity\": ");
+    SB_LIT(b, "\", \"arithmetic_intensity\": ");
     sb_num(b, p->arithmetic_intensity);
-    sb_puts(b, ", \"memory_access\": {");
+    SB_LIT(b, ", \"memory_access\": {");
     for (size_t i = 0; i < p->level_count; i++) {
         sb_puts(b, i ? ", \"" : "\"");
         sb_puts(b, p->levels[i].name);
-        sb_puts(b, "\": {\"read_bytes\": ");
+        SB_LIT(b, "\": {\"read_bytes\": ");
         sb_u64(b, p->levels[i].read_bytes);
-        sb_puts(b, ", \"write_bytes\": ");
+        SB_LIT(b, ", \"write_bytes\": ");
         sb_u64(b, p->levels[i].write_bytes);
         sb_putc(b, '}');
     }
-    sb_puts(b, "}, \"footprint\": {\"input_bytes\": ");
+    SB_LIT(b, "}, \"footprint\": {\"input_bytes\": ");
     sb_u64(b, p->input_bytes);
-    sb_puts(b, ", \"weight_bytes\": ");
+    SB_LIT(b, ", \"weight_bytes\": ");
     sb_u64(b, p->weight_bytes);
-    sb_puts(b, ", \"output_bytes\": ");
+    SB_LIT(b, ", \"output_bytes\": ");
     sb_u64(b, p->output_bytes);
-    sb_puts(b, ", \"workspace_bytes\": ");
+    SB_LIT(b, ", \"workspace_bytes\": ");
     sb_u64(b, p->workspace_bytes);
-    sb_puts(b, "}, \"energy_j\": ");
+    SB_LIT(b, "}, \"energy_j\": ");
     sb_num(b, p->energy_j);
-    sb_puts(b, ", \"energy_breakdown\": {\"compute_j\": ");
+    SB_LIT(b, ", \"energy_breakdown\": {\"compute_j\": ");
     sb_num(b, p->compute_energy_j);
     for (size_t i = 0; i < p->level_count; i++) {
-        sb_puts(b, ", \"");
+        SB_LIT(b, ", \"");
         sb_puts(b, p->levels[i].name);
-        sb_puts(b, "_j\": ");
+        SB_LIT(b, "_j\": ");
         sb_num(b, p->levels[i].energy_j);
     }
-    sb_puts(b, ", \"static_j\": ");
+    SB_LIT(b, ", \"static_j\": ");
     sb_num(b, p->static_energy_j);
-    sb_puts(b, "}, \"average_power_w\": ");
+    SB_LIT(b, "}, \"average_power_w\": ");
     sb_num(b, p->average_power_w);
-    sb_puts(b, ", \"diagnostics\": {");
+    SB_LIT(b, ", \"diagnostics\": {");
     for (size_t i = 0; i < p->diag_count; i++) {
         const opm_diag *dg = &p->diags[i];
-        if (i) sb_puts(b, ", ");
+        if (i) SB_LIT(b, ", ");
         sb_json_string(b, dg->key);
-        sb_puts(b, ": ");
+        SB_LIT(b, ": ");
         if (dg->is_text) sb_json_string(b, dg->text);
         else sb_num(b, dg->number);
     }
-    sb_puts(b, "}}");
+    /* fell_back: the requested model left this op to the roofline;
+     * diagnostics_dropped: diagnostics past the profile's capacity. */
+    if (p->fell_back) SB_LIT(b, "}, \"fell_back\": true");
+    else SB_LIT(b, "}, \"fell_back\": false");
+    SB_LIT(b, ", \"diagnostics_dropped\": ");
+    sb_u64(b, p->diags_dropped);
+    sb_putc(b, '}');
 }
 
 char *opm_profile_to_json(const opm_profile *p, opm_error *err)

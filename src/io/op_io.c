@@ -284,7 +284,7 @@ opm_op *opm_op_from_doc(const doc *d, opm_error *err)
             goto fail;
         }
     }
-    if (opm_op_validate(op, err)) {
+    if (opm_op_finalize(op, err)) {
         doc_locate_error(d, err);
         goto fail;
     }

@@ -212,7 +212,7 @@ static opm_op *build_row(const opm_kind_def *def, const opm_batch *spec, const p
         for (size_t i = 0; i < p->list_len[li]; i++) v[i] = row[p->list_col[li][i]];
         if (opm_op_set_ints(op, p->list_key[li], v, p->list_len[li], err)) goto fail;
     }
-    if (def->from_short(op, err) || opm_op_validate(op, err)) goto fail;
+    if (def->from_short(op, err) || opm_op_finalize(op, err)) goto fail;
     return op;
 fail:
     opm_op_free(op);
@@ -339,6 +339,7 @@ int opm_predict_many(const opm_model *model, const opm_hardware *hw, const opm_b
                     opm_tensor *x = opm_op_tensor_mut(tmpl, t); /* never NULL: gemm_template_ok */
                     for (int d = 0; x && d < r; d++) x->shape[d] = s[t][d];
                 }
+                opm_op_cache_counts(tmpl);
                 use = tmpl;
             }
         }

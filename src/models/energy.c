@@ -47,10 +47,37 @@ typedef struct missing_list {
     char what[MISSING_MAX][sizeof ((opm_diag *)0)->text];
 } missing_list;
 
+/* Joined by hand, not by snprintf: built-ins whose figures come from the
+ * TDP rule note one on every prediction, and the formatter was a fifth of
+ * the roofline's time. */
 static void missing(missing_list *m, const char *what, const char *sub)
 {
     if (m->n >= MISSING_MAX) return;
-    snprintf(m->what[m->n++], sizeof m->what[0], "%s%s%s", what, sub ? "." : "", sub ? sub : "");
+    char *d = m->what[m->n++];
+    size_t cap = sizeof m->what[0] - 1, n = strlen(what);
+    if (n > cap) n = cap;
+    memcpy(d, what, n);
+    if (sub && n < cap) {
+        d[n++] = '.';
+        size_t k = strlen(sub);
+        if (k > cap - n) k = cap - n;
+        memcpy(d + n, sub, k);
+        n += k;
+    }
+    d[n] = '\0';
+}
+
+/* The hardware level a profile level was computed for.  Models list them in
+ * the hardware's order, skipping some (registers), so the level at the same
+ * or the next position is nearly always it; the name decides. */
+static const opm_memory_level *level_of(const opm_hardware *hw, size_t i, const char *name)
+{
+    size_t n = opm_hardware_level_count(hw);
+    for (size_t j = i; j < n && j <= i + 1; j++) {
+        const opm_memory_level *l = opm_hardware_level(hw, j);
+        if (!strcmp(l->name, name)) return l;
+    }
+    return opm_hardware_find_level(hw, name);
 }
 
 /* J/FLOP of the engine at dt: the given figure, else the TDP rule's
@@ -191,7 +218,7 @@ void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_i
         p->compute_energy_j = in->matrix_flops * mj + in->vector_flops * vj;
         for (size_t i = 0; i < p->level_count; i++) {
             opm_level_access *a = &p->levels[i];
-            const opm_memory_level *l = opm_hardware_find_level(hw, a->name);
+            const opm_memory_level *l = level_of(hw, i, a->name);
             double bytes = (double)a->read_bytes + (double)a->write_bytes;
             a->energy_j = 0;
             if (!l || bytes <= 0) continue;

@@ -9,6 +9,13 @@
  * filling the profile.  docs/gemm_models.md gives the grouped and conv
  * mappings; other kinds, and depthwise convs, go to the roofline.
  *
+ * This file holds the hardware numbers, the tiling and traffic of a kernel
+ * and the prediction (profile, energy, limiting resource); the rest is
+ * split by concern: gemm_problem.c (the GEMM problem of an op),
+ * gemm_catalog.c (kernel catalogs, hints, selection), gemm_waves.c (the
+ * one wave loop and the two wave models' bodies, the power cap) and
+ * gemm_diags.c (diagnostics and opm_gemm_details).
+ *
  * extended_roofline times each wave (all full waves alike, then the tail) as
  *   K loop    = kiters × max(compute, SMEM, L2, DRAM, latency/(stages−1))
  *               (stages ≥ 2 overlap loads with math; 1 stage serialises them)
@@ -95,8 +102,6 @@ const char *const opm_gemm_limit_names[GEMM_LIM_COUNT] = {
     "compute_roof_limited", "smem_bandwidth_limited", "l2_bandwidth_limited",
     "dram_bandwidth_limited", "epilogue_limited", "fixed_overhead_limited", "power_limited",
 };
-
-static double cdivd(double a, double b) { return ceil(a / b); }
 
 /* Which of the levels the models use a level is, by name: 's' sram, 'l'
  * l2, 'h' hbm, 'r' register, 0 any other (one pass, no lookups by name). */
@@ -253,45 +258,6 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     return 0;
 }
 
-/* Appends text / a non-negative integer at *pos within cap (always
- * terminated); hand-rolled because snprintf dominated predict time. */
-static void put_str(char *buf, size_t cap, size_t *pos, const char *t)
-{
-    while (*t && *pos + 1 < cap) buf[(*pos)++] = *t++;
-    buf[*pos] = '\0';
-}
-
-static void put_int(char *buf, size_t cap, size_t *pos, int v)
-{
-    char d[12];
-    int n = 0;
-    unsigned u = v < 0 ? 0u : (unsigned)v;
-    do d[n++] = (char)('0' + u % 10); while ((u /= 10) && n < 11);
-    while (n && *pos + 1 < cap) buf[(*pos)++] = d[--n];
-    buf[*pos] = '\0';
-}
-
-void opm_gemm_kernel_name(const gemm_kernel *k, char *buf, size_t cap)
-{
-    size_t pos = 0;
-    if (!cap) return;
-    buf[0] = '\0';
-    put_str(buf, cap, &pos, k->family);
-    put_str(buf, cap, &pos, "_");
-    put_int(buf, cap, &pos, k->tm);
-    put_str(buf, cap, &pos, "x");
-    put_int(buf, cap, &pos, k->tn);
-    put_str(buf, cap, &pos, "x");
-    put_int(buf, cap, &pos, k->tk);
-    if (k->sliced) put_str(buf, cap, &pos, "_sliced");
-    put_str(buf, cap, &pos, "_s");
-    put_int(buf, cap, &pos, k->stages);
-    if (k->split_k > 1) {
-        put_str(buf, cap, &pos, "_splitk");
-        put_int(buf, cap, &pos, k->split_k);
-    }
-}
-
 /* A sliced-K CTA's warps split its K tile between slices, each slice's
  * warps covering the whole tile: a 64x32 sliced1x4 kernel of 8 warps has 4
  * slices of 2 warps (NeuSight's launch records), not 8 of one. */
@@ -338,7 +304,7 @@ double opm_gemm_tile_rows(const gemm_problem *pb, int tm)
 /* Shared-memory bytes a CTA's warps read per K iteration: each warp its
  * A and B fragments over the K steps it covers (a sliced-K CTA splits the
  * depth among its warps). */
-static double warp_smem_reads(const gemm_problem *pb, const gemm_kernel *k)
+double opm_gemm_warp_smem_reads(const gemm_problem *pb, const gemm_kernel *k)
 {
     /* Warpgroup MMAs read their operands from shared memory: each 64-row
      * consumer warpgroup its rows of A and the whole B tile.  tcgen05 MMAs
@@ -513,635 +479,8 @@ int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *
     e->dram_write = pb->batch * pb->m * pb->n * pb->c_bytes;
     e->l2_write = e->dram_write * (split > 1 ? 4.0 * split / pb->c_bytes : 1.0);
     e->stores_in_l2 = h->tensor && e->l2_write <= h->l2_usable;
-    e->smem_bytes = e->l2_read + e->tiles * e->kiters * warp_smem_reads(pb, k);
+    e->smem_bytes = e->l2_read + e->tiles * e->kiters * opm_gemm_warp_smem_reads(pb, k);
     return 1;
-}
-
-double opm_gemm_store_s(const gemm_hw *h, double store, int tail)
-{
-    return store / (tail && store < h->l2_size ? h->l2_bw : h->hbm_write_bw);
-}
-
-double opm_gemm_reduce_s(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k)
-{
-    double mn = pb->batch * pb->m * pb->n;
-    return mn * 4.0 * k->split_k / h->hbm_bw + mn * pb->c_bytes / h->hbm_write_bw + h->lat_dram_s + SPLITK_GAP_S;
-}
-
-void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval *e, gemm_wave_in *w)
-{
-    const gemm_kernel *k = &e->kern;
-    double miss = e->l2_read > 0 ? mind(1.0, e->dram_read / e->l2_read) : 1.0;
-    w->share = h->tensor ? 1.0 : opm_gemm_ffma_share(k, h->warp_size);
-    w->warp_reads = warp_smem_reads(pb, k);
-    w->tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;
-    w->out_elem = k->split_k > 1 ? 4.0 : pb->c_bytes;
-    w->lat_s = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
-}
-
-/* Whether e's tail is spread by stream-K: the hybrid schedule of the
- * persistent kernels runs whole tiles data-parallel and splits only the
- * tail after at least one full wave; a launch with fewer tiles than slots
- * runs them whole (the libraries split K there only as split-K, which the
- * selection tries separately). */
-static int stream_k_tail(const gemm_eval *e)
-{
-    return e->kern.stream_k && e->tail_tiles > 0 && e->full_waves >= 1 && e->kiters > 1;
-}
-
-void opm_gemm_wave_class(const gemm_eval *e, int w, double *nt, double *kit, double *frac)
-{
-    *nt = w ? e->tail_tiles : e->slots;
-    *kit = e->kiters;
-    *frac = *nt / e->tiles;
-    if (w && stream_k_tail(e)) {
-        double iters = e->tail_tiles * e->kiters;
-        *nt = mind(e->slots, iters);
-        *kit = cdivd(iters, *nt);
-    }
-}
-
-/* The stream-K fixup of a tail split over the slots: the partial sums'
- * L2 round trip (0 without stream-K). */
-static double fixup_s(const gemm_hw *h, const gemm_eval *e)
-{
-    if (!stream_k_tail(e)) return 0;
-    double nt, kit, frac;
-    opm_gemm_wave_class(e, 1, &nt, &kit, &frac);
-    double pieces = nt / e->tail_tiles;
-    if (pieces <= 1) return 0;
-    /* Every piece but the last writes an fp32 partial tile, the last reads them. */
-    double bytes = 2 * (nt - e->tail_tiles) * e->kern.tm * e->kern.tn * 4.0;
-    return h->lat_l2_s + bytes / h->l2_bw;
-}
-
-void opm_gemm_wave_refill(const gemm_hw *h, gemm_eval *e, int w, double count, double ctas)
-{
-    const gemm_kernel *k = &e->kern;
-    if (k->mi != GEMM_MI_MMA_SYNC && k->mi != GEMM_MI_MFMA) return;
-    double t = (count - (w == 0)) * h->lat_dram_s / ctas;
-    e->t_prologue += t;
-    e->body_s += t;
-}
-
-void opm_gemm_wave_end(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e, double first_pro)
-{
-    double pro = first_pro > 0 ? first_pro : 0, fixup = fixup_s(h, e);
-    e->t_prologue += pro;
-    e->t_epilogue += h->lat_l2_s + fixup;
-    e->body_s += pro + h->lat_l2_s + fixup;
-    if (e->kern.split_k > 1) {
-        e->t_reduce = opm_gemm_reduce_s(pb, h, &e->kern);
-        e->body_s += e->t_reduce;
-    }
-}
-
-/* The extended wave model (see the file comment). */
-static void wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e)
-{
-    const gemm_kernel *k = &e->kern;
-    gemm_wave_in in;
-    opm_gemm_wave_in(pb, h, e, &in);
-    double share = in.share, warp_reads = in.warp_reads, tile_iter_bytes = in.tile_iter_bytes;
-    double out_elem = in.out_elem, lat = in.lat_s;
-    double first_pro = -1;
-    for (int w = 0; w < 2; w++) {
-        double nt, kit, frac, count = w ? 1 : e->full_waves;
-        opm_gemm_wave_class(e, w, &nt, &kit, &frac);
-        if (nt <= 0 || count <= 0) continue;
-        double a = mind(cdivd(nt, h->num_sms), e->ctas_per_sm);
-        double issue = mind(1.0, a * k->warps / WARPS_FOR_PEAK) * share;
-        double t_c = a * 2.0 * k->tm * k->tn * k->tk / (h->flops_per_s_sm * issue);
-        double t_s = a * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
-        double t_l2 = maxd(frac * e->l2_read / kit / h->l2_bw, a * tile_iter_bytes / h->l2_port_sm);
-        double t_d = frac * e->dram_read_eq / kit / h->hbm_bw;
-        double t_lat = k->stages >= 2 ? lat / (k->stages - 1) : 0;
-        double t_iter = k->stages >= 2 ? maxd(maxd(maxd(t_c, t_s), maxd(t_l2, t_d)), t_lat)
-                                       : t_c + t_s + maxd(t_l2, t_d) + lat;
-        if (first_pro < 0) first_pro = h->lat_dram_s + (k->stages > 1 ? k->stages - 1 : 1) * maxd(t_l2, t_d);
-        /* Epilogue: the SM issues its output tiles (register → global),
-         * and the wave's stores drain to DRAM (to L2 for a tail that fits)
-         * while the next CTAs already run their K loops, so stores share
-         * DRAM time with the loads instead of adding to the wave. */
-        double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
-        double store = frac * e->l2_write;
-        double t_store = opm_gemm_store_s(h, store, w || e->stores_in_l2);
-        double loop = kit * t_iter;
-        double wave = maxd(loop + issue_epi, kit * t_d + t_store);
-        opm_gemm_wave_refill(h, e, w, count, a);
-        double it = kit * count;
-        e->t_compute += it * t_c;
-        e->t_smem += it * t_s;
-        e->t_l2 += it * t_l2;
-        e->t_dram += count * (kit * t_d + t_store);
-        e->t_latency += it * t_lat;
-        e->t_epilogue += count * issue_epi;
-        e->body_s += count * wave;
-        if (t_lat >= maxd(maxd(t_c, t_s), maxd(t_l2, t_d)) && t_lat > 0) e->exposed_latency = 1;
-    }
-    opm_gemm_wave_end(pb, h, e, first_pro);
-}
-
-/* The power cap.  A board may not draw more than tdp_w on average; its
- * clock controller lowers the SM clock until it does.  The kernel's
- * dynamic energy E = executed FLOPs × flop_j + DRAM bytes × dram_j_per_byte
- * is fixed by the work, and back-to-back calls (which measured latencies
- * average over) keep the controller in steady state, so over one call of
- * body + fixed overhead the board may spend (tdp_w − idle power at the clock) ×
- * (body + overhead): the fixed overhead is launch time in which the SMs
- * idle.  Hence body ≥ E / budget − overhead.  Only the SM clock drops, so
- * the whole body stretches; a DRAM-bound kernel draws too little power to
- * be capped. */
-void opm_gemm_power_cap(const gemm_hw *h, gemm_eval *e)
-{
-    if (!(h->power_w > 0)) return;
-    double energy = e->exec_flops * h->flop_j + (e->dram_read + e->dram_write) * h->dram_j_per_byte;
-    e->t_power = maxd(0, energy / h->power_w - h->fixed_s);
-    if (e->t_power > e->body_s) {
-        e->body_s = e->t_power;
-        e->power_limited = 1;
-    }
-}
-
-/* ---- kernel catalog ---- */
-
-typedef struct cat_entry {
-    int tm, tn, tk_bytes;   /* tk_bytes: CTA K depth in bytes of the operand */
-    int wm, wn, warps, sliced;
-    int multicast;          /* CTAs sharing one load of the B panel */
-} cat_entry;
-
-/* SIMT sgemm tiles (cuBLAS maxwell/volta/ampere_sgemm_*), K depth 8;
- * sliced ones split a K depth of 32 four ways.  Warps per CTA as NeuSight's
- * launch records give them (data/README.md): 8×8 thread tiles for the
- * 128×128, 128×64 and 64×64 kernels, 256 threads (4×4 per thread) for the
- * 128×32 and 32×128 ones, 8 warps (2 per K slice) for the 64×32 and 128×32
- * sliced ones. */
-static const cat_entry simt_cat[] = {
-    {128, 128, 32, 32, 64, 8, 0, 1}, {128, 64, 32, 64, 32, 4, 0, 1}, {64, 128, 32, 32, 64, 4, 0, 1},
-    {64, 64, 32, 32, 64, 2, 0, 1},   {128, 32, 32, 16, 32, 8, 0, 1}, {32, 128, 32, 16, 32, 8, 0, 1},
-    {32, 32, 128, 32, 32, 4, 1, 1},  {64, 32, 128, 32, 32, 8, 1, 1}, {128, 32, 128, 64, 32, 8, 1, 1},
-};
-/* Warp-level MMA (mma.sync: Volta .. Ada) tiles, K depth 64 bytes (32 fp16
- * elements) or 128 bytes (deeper stages cover latency with fewer
- * barriers); rounded up to multiples of the native MMA shape.  cuBLAS's
- * Ampere kernels include the 256x64 and 64x256 shapes. */
-static const cat_entry tensor_cat[] = {
-    {256, 128, 64, 64, 64, 8, 0, 1},  {128, 256, 64, 64, 64, 8, 0, 1},  {128, 128, 64, 64, 64, 4, 0, 1},
-    {128, 64, 64, 64, 32, 4, 0, 1},   {64, 128, 64, 32, 64, 4, 0, 1},   {64, 64, 64, 32, 32, 4, 0, 1},
-    {256, 128, 128, 64, 64, 8, 0, 1}, {128, 256, 128, 64, 64, 8, 0, 1}, {128, 128, 128, 64, 64, 4, 0, 1},
-    {256, 64, 64, 64, 64, 4, 0, 1},   {64, 256, 64, 64, 64, 4, 0, 1},
-};
-/* Hopper warpgroup MMA (wgmma m64nNk16, TMA loads, persistent warp-
- * specialised kernels as CUTLASS 3 and cuBLAS sm90 run them): one producer
- * warpgroup and one (64-row tiles, ping-pong) or two (128- and 256-row
- * tiles, cooperative) consumer warpgroups; K depth 128 bytes (64 bf16 or
- * 128 fp8 elements); 2x1 clusters multicast the B panel.  The warp tile
- * only sizes the accumulators (tile over the consumer warps). */
-static const cat_entry wgmma_cat[] = {
-    {64, 64, 128, 32, 32, 8, 0, 1},   {64, 128, 128, 32, 64, 8, 0, 2},  {64, 256, 128, 64, 64, 8, 0, 2},
-    {128, 64, 128, 32, 32, 12, 0, 2}, {128, 128, 128, 32, 64, 12, 0, 2}, {128, 256, 128, 64, 64, 12, 0, 2},
-    {256, 128, 128, 64, 64, 12, 0, 2}, {128, 192, 128, 64, 48, 12, 0, 2},
-};
-/* Blackwell tcgen05 MMA: accumulators in tensor memory (registers only for
- * addresses and the epilogue), 1-SM tiles of 128 rows and 2-SM tiles of
- * 256 rows; a 2-SM tile runs as one 128-row tile per SM whose B panel the
- * pair loads once (multicast 2).  K depth 128 bytes. */
-static const cat_entry tcgen05_cat[] = {
-    {128, 64, 128, 16, 16, 6, 0, 1},  {128, 128, 128, 16, 16, 6, 0, 1}, {128, 256, 128, 16, 16, 6, 0, 1},
-    {128, 128, 128, 16, 16, 6, 0, 2}, {128, 256, 128, 16, 16, 6, 0, 2}, {64, 128, 128, 16, 16, 6, 0, 1},
-};
-/* AMD CDNA MFMA macro tiles as hipBLASLt and the Tensile kernels run them:
- * 256 threads (four 64-lane waves), K depth 64 bytes so that two stages fit
- * the 64 KiB LDS. */
-static const cat_entry mfma_cat[] = {
-    {256, 256, 64, 128, 128, 4, 0, 1}, {256, 128, 64, 128, 64, 4, 0, 1}, {128, 256, 64, 64, 128, 4, 0, 1},
-    {128, 128, 64, 64, 64, 4, 0, 1},   {128, 64, 64, 64, 32, 4, 0, 1},   {64, 128, 64, 32, 64, 4, 0, 1},
-    {64, 64, 64, 32, 32, 4, 0, 1},     {256, 64, 64, 128, 32, 4, 0, 1},  {64, 256, 64, 32, 128, 4, 0, 1},
-};
-
-static int round_up(int v, int q) { return q > 1 ? (v + q - 1) / q * q : v; }
-
-/* Registers per thread a kernel needs: accumulators (warp tile over the
- * warp's lanes), the operand fragments, and ~48 for addresses and loop
- * state, capped at what a lane can address: 255 on a 32-lane warp, 512
- * (VGPRs and AGPRs) on a 64-lane CDNA wave. */
-static int lane_regs_max(double warp_size) { return warp_size > 32 ? 512 : 255; }
-
-static int regs_for(int wm, int wn, double warp_size)
-{
-    double acc = wm * wn / warp_size;
-    double r = acc + 2 * sqrt(acc) + 48;
-    int cap = lane_regs_max(warp_size);
-    return r > cap ? cap : (int)r;
-}
-
-static const char *const family_names[] = {"sgemm", "tensorop", "wgmma", "tcgen05", "mfma", "mxu", "mme"};
-
-static void from_entry(const cat_entry *c, const gemm_problem *pb, const gemm_hw *h, gemm_kernel *k)
-{
-    memset(k, 0, sizeof *k);
-    double opb = maxd(pb->a_bytes, pb->b_bytes);
-    k->family = family_names[h->mi];
-    k->tm = h->tensor ? round_up(c->tm, h->fma[0]) : c->tm;
-    k->tn = h->tensor ? round_up(c->tn, h->fma[1]) : c->tn;
-    int tk = (int)(c->tk_bytes / opb);
-    if (tk < 1) tk = 1;
-    k->tk = h->tensor ? round_up(tk, h->fma[2]) : tk;
-    k->wm = c->wm;
-    k->wn = c->wn;
-    k->warps = c->warps;
-    k->sliced = c->sliced;
-    k->mma_m = h->tensor ? h->fma[0] : 1;
-    k->mma_n = h->tensor ? h->fma[1] : 1;
-    k->mma_k = h->tensor ? h->fma[2] : 1;
-    k->regs = regs_for(c->wm, c->wn, h->warp_size);
-    k->multicast = c->multicast;
-    k->mi = h->mi;
-    k->stream_k = h->mi == GEMM_MI_WGMMA || h->mi == GEMM_MI_TCGEN05;
-    /* Pipeline depth from shared memory: warp-level MMA kernels take as
-     * many K stages (2..4) as leave room for two CTAs per SM; the
-     * persistent Hopper and Blackwell kernels (one CTA per SM) fill it, up
-     * to 8, after a quarter kept for the epilogue's staging; SIMT sgemm and
-     * MFMA kernels double-buffer. */
-    double stage = (double)(k->tm + k->tn) * k->tk * opb;
-    int s = 2;
-    if (h->mi == GEMM_MI_WGMMA || h->mi == GEMM_MI_TCGEN05)
-        while (s < 8 && (s + 1) * stage <= 0.75 * h->smem_per_sm) s++;
-    else if (h->mi == GEMM_MI_MMA_SYNC)
-        while (s < 4 && (s + 1) * stage * 2 <= h->smem_per_sm) s++;
-    k->stages = s;
-    k->split_k = 1;
-}
-
-enum { H_TM, H_TN, H_TK, H_WM, H_WN, H_MMA_M, H_MMA_N, H_MMA_K, H_STAGES, H_WARPS, H_REGS, H_SPLIT, H_COUNT };
-static const char *const hint_keys[H_COUNT] = {
-    "cta_tile_m", "cta_tile_n", "cta_tile_k", "warp_tile_m", "warp_tile_n", "mma_m", "mma_n", "mma_k",
-    "pipeline_stages", "warps_per_cta", "registers_per_thread", "split_k"};
-
-/* Largest accepted value of each hint (H_*): beyond these no kernel exists
- * on any device we describe, and the tile arithmetic would leave int. */
-static const int64_t hint_max[H_COUNT] = {4096, 4096, 4096, 4096, 4096, 1024, 1024, 1024, 32, 0, 0, 1024};
-
-int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_error *err)
-{
-    /* One pass over the op's attributes (usually none or a few). */
-    int64_t v[H_COUNT];
-    int has[H_COUNT] = {0}, any = 0;
-    size_t na = opm_op_attr_count(op);
-    for (size_t i = 0; i < na; i++) {
-        const char *key = opm_op_attr_key(op, i);
-        if (key[0] != 'c' && key[0] != 'w' && key[0] != 'm' && key[0] != 'p' && key[0] != 'r' && key[0] != 's')
-            continue;
-        for (int j = 0; j < H_COUNT; j++)
-            if (key[1] == hint_keys[j][1] && strcmp(key, hint_keys[j]) == 0) {
-                has[j] = any = 1;
-                v[j] = opm_op_attr_int_at(op, i, 0);
-                break;
-            }
-    }
-    if (!any) return 0;
-    for (int j = 0; j < H_COUNT; j++) {
-        if (!has[j]) continue;
-        /* Warps are bounded by the SM, registers by what a lane addresses. */
-        int64_t max = j == H_WARPS ? (int64_t)h->max_warps : j == H_REGS ? lane_regs_max(h->warp_size) : hint_max[j];
-        if (v[j] < 1 || v[j] > max) {
-            char f[OPM_ERROR_FIELD_MAX];
-            snprintf(f, sizeof f, "attrs.%s", hint_keys[j]);
-            return -opm_err(err, OPM_EINVAL, f, "expected a kernel hint from 1 to %lld on this hardware, got %lld",
-                            (long long)max, (long long)v[j]);
-        }
-    }
-    /* split_k alone names no kernel: the catalog, at that split (a library
-     * that never splits K is split_k: 1), and no stream-K. */
-    int others = 0;
-    for (int j = 0; j < H_COUNT; j++) others += has[j] && j != H_SPLIT;
-    if (!others) {
-        memset(k, 0, sizeof *k);
-        k->split_k = v[H_SPLIT] < 1 ? 1 : (int)v[H_SPLIT];
-        k->split_hinted = 1;
-        return 2;
-    }
-#define HINT(j, dflt) (has[j] ? (int)v[j] : (dflt))
-    /* Defaults for what the hints leave out: a 128×128 CTA tile of four
-     * 64×64 warps, K depth of 64 bytes (tensor) or 8 elements (SIMT), the
-     * hardware's MMA shape, 2 stages (3 on tensor paths), no split-K. */
-    memset(k, 0, sizeof *k);
-    k->family = "hinted";
-    k->mi = h->mi;
-    k->tm = HINT(H_TM, 128);
-    k->tn = HINT(H_TN, 128);
-    k->tk = HINT(H_TK, h->tensor ? 32 : 8);
-    k->wm = HINT(H_WM, k->tm >= 64 ? 64 : k->tm);
-    k->wn = HINT(H_WN, k->tn >= 64 ? 64 : k->tn);
-    if (k->wm > k->tm) k->wm = k->tm;
-    if (k->wn > k->tn) k->wn = k->tn;
-    int dw = (k->tm / k->wm) * (k->tn / k->wn);
-    k->warps = HINT(H_WARPS, dw > 0 ? dw : 1);
-    k->mma_m = HINT(H_MMA_M, h->tensor ? h->fma[0] : 1);
-    k->mma_n = HINT(H_MMA_N, h->tensor ? h->fma[1] : 1);
-    k->mma_k = HINT(H_MMA_K, h->tensor ? h->fma[2] : 1);
-    k->stages = HINT(H_STAGES, h->tensor ? 3 : 2);
-    k->regs = HINT(H_REGS, regs_for(k->wm, k->wn, h->warp_size));
-    /* Without a split_k hint the caller also tries split-K (opm_gemm_choose). */
-    k->split_k = HINT(H_SPLIT, 1);
-    /* Warps beyond those the tile needs split the K tile between them. */
-    k->sliced = k->warps > dw && dw > 0 && k->warps % dw == 0 && k->warps / dw > 1;
-    if (k->tm < 1) k->tm = 1;
-    if (k->tn < 1) k->tn = 1;
-    if (k->tk < 1) k->tk = 1;
-    if (k->warps < 1) k->warps = 1;
-    if (k->stages < 1) k->stages = 1;
-    if (k->regs < 1) k->regs = 1;
-    if (k->split_k < 1) k->split_k = 1;
-    k->split_hinted = has[H_SPLIT];
-#undef HINT
-    return 1;
-}
-
-/* Kernel k at split-K s0, 2·s0, … up to 32: split-K only pays when the
- * output tiles leave SMs idle, and each split keeps at least 4 K
- * iterations.  Every configuration that runs replaces *best when faster
- * (or when none was *found yet). */
-/* Times the kernel set up in e and keeps it in *best when faster (or the
- * first found). */
-/* The selection score of a timed kernel: its time, its energy (the
- * energy model's terms for this kernel's executed FLOPs and traffic, idle
- * power over its time) or their product. */
-static double score(const gemm_hw *h, const gemm_eval *e)
-{
-    double t = e->body_s + h->fixed_s;
-    if (h->objective == 0) return e->body_s;
-    double j = e->exec_flops * h->obj_flop_j + (e->dram_read + e->dram_write) * h->obj_dram_j +
-               (e->l2_read + e->l2_write) * h->obj_l2_j + h->obj_idle_w * t;
-    /* energy.c's active base power, what the TDP leaves of it. */
-    if (h->obj_active_w > 0) j = mind(j + h->obj_active_w * t, maxd(j, h->obj_tdp_w * t));
-    return h->objective == 1 ? j : j * t;
-}
-
-static void time_and_keep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_eval *e, gemm_eval *best,
-                          int *found)
-{
-    wave(pb, h, e);
-    opm_gemm_power_cap(h, e);
-    if (!*found || score(h, e) < score(h, best)) *best = *e;
-    *found = 1;
-}
-
-static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_kernel k, int s0,
-                          gemm_eval *best, int *found)
-{
-    gemm_eval e;
-    for (int s = s0; s <= 32; s *= 2) {
-        if (s > 1 && cdivd(pb->k, (double)s * k.tk) < 4) break;
-        /* A batched launch puts the batch on the grid's z dimension,
-         * which split-K kernels use for their K slices: cuBLAS runs
-         * batched GEMMs unsplit (docs/gemm_models.md, "Batched GEMMs"). */
-        if (s > 1 && pb->batch > 1) break;
-        k.split_k = s;
-        if (!opm_gemm_setup(pb, h, &k, &e)) break;
-        if (s > 1 && e.tiles / s >= e.slots) break;
-        time_and_keep(pb, h, wave, &e, best, found);
-    }
-}
-
-int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_in, gemm_wave_fn wave,
-                    gemm_eval *best, opm_error *err)
-{
-    gemm_kernel k;
-    gemm_eval e;
-    /* An op's gemm_selection_objective overrides the hardware's. */
-    gemm_hw hh = *h_in;
-    const gemm_hw *h = &hh;
-    const char *obj = opm_op_get_string(op, "gemm_selection_objective", NULL);
-    if (obj) {
-        if (!strcmp(obj, "latency")) hh.objective = 0;
-        else if (!strcmp(obj, "energy")) hh.objective = 1;
-        else if (!strcmp(obj, "edp")) hh.objective = 2;
-        else
-            return opm_err(err, OPM_EINVAL, "attrs.gemm_selection_objective",
-                           "expected latency, energy or edp, got '%.40s'", obj);
-    }
-    int hinted = opm_gemm_hinted(op, h, &k, err);
-    if (hinted < 0) return -hinted;
-    int fixed_split = hinted == 2 ? k.split_k : 0;
-    if (hinted == 1) {
-        if (!opm_gemm_setup(pb, h, &k, &e)) {
-            /* The hinted CTA does not fit an SM: run it one CTA per SM, as
-             * a launch with an oversubscribed SM would serialise anyway. */
-            gemm_hw relaxed = *h;
-            relaxed.smem_per_sm = relaxed.regs_per_sm = 1e30;
-            relaxed.max_warps = relaxed.max_ctas = 1e30;
-            opm_gemm_setup(pb, &relaxed, &k, &e);
-            e.ctas_per_sm = 1;
-            e.slots = h->num_sms;
-            e.full_waves = floor(e.tiles / e.slots);
-            e.tail_tiles = e.tiles - e.full_waves * e.slots;
-            e.waves = e.full_waves + (e.tail_tiles > 0);
-            e.wave_eff = e.tiles / (e.waves * e.slots);
-            e.occ_limit = "oversubscribed";
-        }
-        int found = 0;
-        time_and_keep(pb, h, wave, &e, best, &found);
-        /* A hinted tile without a split_k hint: split-K is chosen as for
-         * the catalog (kernels that may run a split-K reduction). */
-        if (!k.split_hinted && best->ctas_per_sm >= 1 && strcmp(e.occ_limit, "oversubscribed"))
-            split_k_sweep(pb, h, wave, k, 2, best, &found);
-        return 0;
-    }
-    const cat_entry *cat;
-    size_t n;
-#define CAT(c) (cat = c, n = sizeof c / sizeof c[0])
-    switch (h->mi) {
-    case GEMM_MI_SIMT: CAT(simt_cat); break;
-    case GEMM_MI_WGMMA: CAT(wgmma_cat); break;
-    case GEMM_MI_TCGEN05: CAT(tcgen05_cat); break;
-    case GEMM_MI_MFMA: CAT(mfma_cat); break;
-    default: CAT(tensor_cat); break;
-    }
-#undef CAT
-    int found = 0;
-    for (size_t i = 0; i < n; i++) {
-        from_entry(&cat[i], pb, h, &k);
-        if (!fixed_split) {
-            split_k_sweep(pb, h, wave, k, 1, best, &found);
-            continue;
-        }
-        k.split_k = fixed_split;
-        k.split_hinted = 1;
-        k.stream_k = 0;
-        if (opm_gemm_setup(pb, h, &k, &e)) time_and_keep(pb, h, wave, &e, best, &found);
-    }
-    if (!found)
-        return opm_err(err, OPM_EUNSUPPORTED, "hardware",
-                       "no catalog GEMM kernel fits one SM (shared memory, registers or warps too small)");
-    return 0;
-}
-
-/* ---- the problem of an op ---- */
-
-static double lead_product(const opm_tensor *t)
-{
-    double p = 1;
-    for (int d = 0; d < t->rank - 2; d++) p *= (double)t->shape[d];
-    return p;
-}
-
-static int problem(const opm_op *op, gemm_problem *pb)
-{
-    memset(pb, 0, sizeof *pb);
-    const opm_tensor *a = opm_op_find_tensor(op, OPM_ROLE_INPUT, 0);
-    const opm_tensor *b = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 0);
-    const opm_tensor *c = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
-    if (!a || !b || !c || a->rank < 2 || b->rank < 2) return 0;
-    int batched = opm_op_kind(op) == OPM_KIND_BATCHED_GEMM;
-    /* transpose_a, transpose_b and bias in one pass over the attributes. */
-    int ta = 0, tb = 0, bias = 0;
-    size_t na = opm_op_attr_count(op);
-    for (size_t i = 0; i < na; i++) {
-        const char *key = opm_op_attr_key(op, i);
-        if (key[0] == 't' && !strcmp(key, "transpose_a")) ta = opm_op_attr_bool_at(op, i, 0);
-        else if (key[0] == 't' && !strcmp(key, "transpose_b")) tb = opm_op_attr_bool_at(op, i, 0);
-        else if (key[0] == 'b' && !strcmp(key, "bias")) bias = opm_op_attr_bool_at(op, i, 0);
-        else if (key[0] == 'a' && !strcmp(key, "activation_quant")) {
-            const char *v = opm_op_attr_string_at(op, i, "none");
-            pb->act_quant = !strcmp(v, "static") ? GEMM_AQ_STATIC : !strcmp(v, "dynamic") ? GEMM_AQ_DYNAMIC
-                          : !strcmp(v, "dynamic_block") ? GEMM_AQ_DYNAMIC_BLOCK : GEMM_AQ_NONE;
-        } else if (key[0] == 'l' && !strcmp(key, "l2_warm")) {
-            const char *v = opm_op_attr_string_at(op, i, "none");
-            pb->warm_a = !strcmp(v, "input") || !strcmp(v, "all");
-            pb->warm_b = !strcmp(v, "weight") || !strcmp(v, "all");
-        }
-    }
-    double m = (double)(ta ? a->shape[a->rank - 1] : a->shape[a->rank - 2]);
-    pb->k = (double)(ta ? a->shape[a->rank - 2] : a->shape[a->rank - 1]);
-    pb->n = (double)(tb ? b->shape[b->rank - 2] : b->shape[b->rank - 1]);
-    double lead = lead_product(a);
-    pb->batch = batched ? lead : 1;
-    pb->m = batched ? m : lead * m;
-    pb->b_mats = batched && b->rank > 2 ? lead : 1;
-    pb->a_bytes = opm_dtype_bytes(a->dtype);
-    pb->b_bytes = opm_dtype_bytes(b->dtype);
-    pb->c_bytes = opm_dtype_bytes(c->dtype);
-    pb->bias = bias || opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 1) != NULL;
-    pb->trans_a = ta;
-    pb->trans_b = tb;
-    return 1;
-}
-
-/* grouped_gemm: X [M, K] holds the rows of every group in order, W
- * [G, K, N] ([G, N, K] with transpose_b) one weight per group, group_m the
- * rows per group (absent: M split evenly).  Returns 0 when malformed. */
-static int grouped_problem(const opm_op *op, gemm_problem *pb)
-{
-    if (!problem(op, pb)) return 0;
-    const opm_tensor *w = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 0);
-    if (w->rank != 3 || w->shape[0] < 1) return 0;
-    pb->groups = (double)w->shape[0];
-    const int64_t *v;
-    size_t n = opm_op_get_ints(op, "group_m", &v);
-    if (n == (size_t)w->shape[0]) {
-        double active = 0;
-        pb->group_rows = v;
-        for (size_t g = 0; g < n; g++) {
-            uint64_t r = v[g] > 0 ? (uint64_t)v[g] : 0;
-            active += r > 0;
-            for (int i = 0; i < GEMM_ROW_CACHE; i++)
-                pb->row_tiles[i] += (double)((r + ((uint64_t)1 << i) - 1) >> i);
-        }
-        pb->b_mats = active;
-    } else {
-        pb->b_mats = mind(pb->groups, pb->m);
-    }
-    return pb->b_mats > 0;
-}
-
-/* A conv as the ordinary convolution whose forward (fprop), data gradient
- * (dgrad) or weight gradient (wgrad) each of its implicit GEMMs is: "lo"
- * is that conv's output side (y; x of a transposed conv), "hi" its input
- * side, and macs the count's multiply-accumulates N·C_lo·S_lo·(C_hi/g)·Πk. */
-typedef struct conv_shape {
-    double n, g, c_lo, s_lo, c_hi, s_hi, kvol, macs;
-    double lo_b, hi_b, w_b;     /* bytes per element */
-    int transposed, bias;
-} conv_shape;
-
-enum { CONV_FPROP, CONV_DGRAD, CONV_WGRAD };
-static const char *const conv_gemm_names[3] = {"fprop", "dgrad", "wgrad"};
-
-static double spatial(const opm_tensor *t)
-{
-    double s = 1;
-    for (int d = 2; d < t->rank; d++) s *= (double)t->shape[d];
-    return s;
-}
-
-static int conv_shape_of(const opm_op *op, conv_shape *cs)
-{
-    const opm_tensor *x = opm_op_find_tensor(op, OPM_ROLE_INPUT, 0);
-    const opm_tensor *w = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 0);
-    const opm_tensor *y = opm_op_find_tensor(op, OPM_ROLE_OUTPUT, 0);
-    if (!x || !w || !y || x->rank < 3 || w->rank != x->rank || y->rank != x->rank) return 0;
-    memset(cs, 0, sizeof *cs);
-    cs->g = (double)opm_op_get_int(op, "groups", 1);
-    cs->transposed = opm_op_get_bool(op, "transposed", 0);
-    cs->bias = opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 1) != NULL || opm_op_get_bool(op, "bias", 0);
-    const opm_tensor *lo = cs->transposed ? x : y, *hi = cs->transposed ? y : x;
-    cs->n = (double)x->shape[0];
-    cs->c_lo = (double)lo->shape[1];
-    cs->s_lo = spatial(lo);
-    cs->c_hi = (double)hi->shape[1];
-    cs->s_hi = spatial(hi);
-    cs->kvol = spatial(w);
-    cs->lo_b = opm_dtype_bytes(lo->dtype);
-    cs->hi_b = opm_dtype_bytes(hi->dtype);
-    cs->w_b = opm_dtype_bytes(w->dtype);
-    cs->macs = cs->n * cs->c_lo * cs->s_lo * (cs->c_hi / cs->g) * cs->kvol;
-    return cs->g >= 1 && cs->macs > 0;
-}
-
-/* One implicit GEMM of a conv, batched over the groups (each its own weight
- * slice).  The im2col operand is never stored: DRAM holds the tensor.  The
- * dgrad's depth is the useful taps per output element, macs / (g·M·N):
- * (C_lo/g)·Πk at stride 1, less where a strided conv's gradient skips the
- * zero taps (libraries split it into stride-phase sub-kernels). */
-static void conv_gemm(const conv_shape *cs, int which, gemm_problem *pb)
-{
-    memset(pb, 0, sizeof *pb);
-    pb->batch = pb->b_mats = cs->g;
-    double lo_all = cs->n * cs->c_lo * cs->s_lo * cs->lo_b, hi_all = cs->n * cs->c_hi * cs->s_hi * cs->hi_b;
-    double w_all = cs->c_lo * (cs->c_hi / cs->g) * cs->kvol * cs->w_b;
-    if (which == CONV_FPROP) {
-        pb->m = cs->n * cs->s_lo;
-        pb->n = cs->c_lo / cs->g;
-        pb->k = cs->c_hi / cs->g * cs->kvol;
-        pb->a_bytes = cs->hi_b;
-        pb->b_bytes = cs->w_b;
-        pb->c_bytes = cs->lo_b;
-        pb->a_unique = hi_all;
-        pb->b_unique = w_all;
-    } else if (which == CONV_DGRAD) {
-        pb->m = cs->n * cs->s_hi;
-        pb->n = cs->c_hi / cs->g;
-        pb->k = cs->macs / (cs->g * pb->m * pb->n);
-        pb->a_bytes = cs->lo_b;
-        pb->b_bytes = cs->w_b;
-        pb->c_bytes = cs->hi_b;
-        pb->a_unique = lo_all;
-        pb->b_unique = w_all;
-    } else {
-        pb->m = cs->c_lo / cs->g;
-        pb->n = cs->c_hi / cs->g * cs->kvol;
-        pb->k = cs->n * cs->s_lo;
-        pb->a_bytes = cs->lo_b;
-        pb->b_bytes = cs->hi_b;
-        pb->c_bytes = cs->w_b;
-        pb->a_unique = lo_all;
-        pb->b_unique = hi_all;
-        /* dY is stored pixel-major (the layout fprop's K-contiguous A
-         * implies): as the [C_lo, pixels] operand it is M-contiguous. */
-        pb->trans_a = 1;
-    }
 }
 
 /* ---- the profile ---- */
@@ -1173,227 +512,6 @@ static void eval_add(gemm_eval *e, const gemm_eval *o)
     e->t_power += o->t_power;
     e->exposed_latency |= o->exposed_latency;
     e->power_limited |= o->power_limited;
-}
-
-/* What a grouped GEMM or a conv adds to the prediction: its diagnostics,
- * and DRAM work outside the GEMMs (a backward's bias reduction, the zeroed
- * weight gradients of empty groups). */
-typedef struct gemm_extra {
-    double groups_active;       /* grouped_gemm; 0 otherwise */
-    int conv_n;                 /* implicit GEMMs of a conv */
-    int conv_which[2];
-    gemm_problem conv_pb[2];
-    double vec_bytes;           /* DRAM bytes of the vector work (read, then written) */
-    double vec_write_bytes;
-    double zero_bytes;          /* written by a memset, not a GEMM */
-    double quant_s;             /* activation quantisation kernels before the GEMM */
-    double quant_read, quant_write;
-} gemm_extra;
-
-/* ---- diagnostics: at most 2 + 10 + 4 + 10 + 3 = 29 of OPM_MAX_DIAGS (32),
- * plus the tensor achievable fraction and its source: 31 ---- */
-
-/* The kernel and its occupancy (both models). */
-static void put_kernel_diags(opm_profile *p, const gemm_eval *e)
-{
-    char name[64];
-    opm_gemm_kernel_name(&e->kern, name, sizeof name);
-    opm_diag_text(p, "kernel", name);
-    size_t pos = 0;
-    put_int(name, sizeof name, &pos, e->kern.tm);
-    put_str(name, sizeof name, &pos, "x");
-    put_int(name, sizeof name, &pos, e->kern.tn);
-    put_str(name, sizeof name, &pos, "x");
-    put_int(name, sizeof name, &pos, e->kern.tk);
-    opm_diag_text(p, "tile", name);
-    opm_diag_num(p, "split_k", e->kern.split_k);
-    opm_diag_num(p, "pipeline_stages", e->kern.stages);
-    opm_diag_num(p, "warps_per_cta", e->kern.warps);
-    opm_diag_num(p, "ctas_per_sm", e->ctas_per_sm);
-    opm_diag_text(p, "occupancy_limit", e->occ_limit ? e->occ_limit : "ctas");
-    opm_diag_num(p, "tiles", e->tiles);
-    opm_diag_num(p, "waves", e->waves);
-    opm_diag_num(p, "dram_row_activations", e->dram_acts);
-}
-
-/* extended_roofline: efficiencies, L2 hits and the summed resource and
- * phase times. */
-static void put_extended_diags(opm_profile *p, const gemm_eval *e)
-{
-    opm_diag_num(p, "wave_efficiency", e->wave_eff);
-    opm_diag_num(p, "tile_efficiency", e->tile_eff);
-    opm_diag_num(p, "l2_hit_ratio", e->l2_read > 0 ? 1 - mind(1, e->dram_read / e->l2_read) : 0);
-    opm_diag_num(p, "compute_time_s", e->t_compute);
-    opm_diag_num(p, "smem_time_s", e->t_smem);
-    opm_diag_num(p, "l2_time_s", e->t_l2);
-    opm_diag_num(p, "dram_time_s", e->t_dram);
-    opm_diag_num(p, "prologue_s", e->t_prologue);
-    opm_diag_num(p, "epilogue_s", e->t_epilogue + e->t_reduce);
-    if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
-}
-
-/* Writes v with three significant digits and an SI prefix ("11.6T",
- * "950G", "1.56T") at out, at most 6 characters; returns the length.
- * Hand-rolled, as printf's floating-point formatting would dominate a
- * prediction. */
-static size_t fmt_rate(char *out, double v)
-{
-    static const char prefix[] = " kMGTPE";
-    if (!(v >= 0 && v < 999.5e18)) {
-        memcpy(out, "inf", 3);
-        return 3;
-    }
-    int p = 0;
-    while (v >= 999.5 && p < 6) v *= 1e-3, p++;
-    size_t n = 0;
-    if (v < 9.995) {
-        int x = (int)(v * 100 + 0.5);
-        out[n++] = (char)('0' + x / 100);
-        out[n++] = '.';
-        out[n++] = (char)('0' + x / 10 % 10);
-        out[n++] = (char)('0' + x % 10);
-    } else if (v < 99.95) {
-        int x = (int)(v * 10 + 0.5);
-        out[n++] = (char)('0' + x / 100);
-        out[n++] = (char)('0' + x / 10 % 10);
-        out[n++] = '.';
-        out[n++] = (char)('0' + x % 10);
-    } else {
-        int x = (int)(v + 0.5);
-        out[n++] = (char)('0' + x / 100);
-        out[n++] = (char)('0' + x / 10 % 10);
-        out[n++] = (char)('0' + x % 10);
-    }
-    if (p) out[n++] = prefix[p];
-    return n;
-}
-
-/* "math R l2 R dram R": the resources whose rate concurrency limits (the
- * model gives shared memory no concurrency limit, so its raw and effective
- * rates are equal and left out); fits 64 bytes. */
-static void put_rates(char *buf, const double r[GEMM_RES_COUNT])
-{
-    size_t n = 5;
-    memcpy(buf, "math ", 5);
-    n += fmt_rate(buf + n, r[GEMM_RES_MATH]);
-    memcpy(buf + n, " l2 ", 4);
-    n += 4;
-    n += fmt_rate(buf + n, r[GEMM_RES_L2]);
-    memcpy(buf + n, " dram ", 6);
-    n += 6;
-    n += fmt_rate(buf + n, r[GEMM_RES_DRAM]);
-    buf[n] = '\0';
-}
-
-/* "w0,w1,w2,w3": the resident warps of each scheduler (SMSP) of a busy
- * SM, warps being dealt to the schedulers in turn. */
-static void put_smsp(char *buf, size_t cap, size_t *pos, double warps)
-{
-    int w = (int)warps, n = (int)WARPS_FOR_PEAK;
-    for (int i = 0; i < n; i++) {
-        if (i) put_str(buf, cap, pos, ",");
-        put_int(buf, cap, pos, w / n + (i < w % n));
-    }
-}
-
-/* The occupancy class of a busy SM from its resident warps per scheduler:
- * "latency_hiding" (two or more, so one warp's stall is covered by
- * another's issue), "one_warp_per_scheduler" (every scheduler busy but
- * exposed to its warp's latencies), "idle_schedulers" (fewer warps than
- * schedulers: part of the SM cannot issue at all). */
-static const char *occupancy_class(double lo)
-{
-    /* lo: warps on the idlest scheduler. */
-    return lo >= 2 ? "latency_hiding" : lo >= 1 ? "one_warp_per_scheduler" : "idle_schedulers";
-}
-
-/* effective_roofline: raw vs effective rates, occupancy class, exact
- * scheduler warp distribution, tied limiting resources, phases. */
-static void put_effective_diags(opm_profile *p, const gemm_eval *e)
-{
-    static const char *const lim[GEMM_RES_COUNT] = {"compute", "smem", "l2", "dram"};
-    char buf[64];
-    put_rates(buf, e->raw_rate);
-    opm_diag_text(p, "raw_rates_per_s", buf);
-    put_rates(buf, e->eff_rate);
-    opm_diag_text(p, "effective_rates_per_s", buf);
-    opm_diag_text(p, "occupancy_class", occupancy_class(floor(e->sm_warps[e->dominant_tail] / WARPS_FOR_PEAK)));
-    size_t pos = 0;
-    buf[0] = '\0';
-    for (int w = 0; w < 2; w++) {
-        if (e->sm_warps[w] <= 0) continue;
-        if (pos) put_str(buf, sizeof buf, &pos, "; ");
-        put_str(buf, sizeof buf, &pos, w ? "tail " : "full ");
-        put_smsp(buf, sizeof buf, &pos, e->sm_warps[w]);
-    }
-    opm_diag_text(p, "smsp_warps", pos ? buf : "none");
-    double top = 0;
-    for (int r = 0; r < GEMM_RES_COUNT; r++) top = maxd(top, e->phase_s[r]);
-    pos = 0;
-    buf[0] = '\0';
-    for (int r = 0; r < GEMM_RES_COUNT; r++)
-        if (top > 0 && e->phase_s[r] >= top * (1 - GEMM_TIE_FRAC)) {
-            if (pos) put_str(buf, sizeof buf, &pos, ",");
-            put_str(buf, sizeof buf, &pos, lim[r]);
-        }
-    opm_diag_text(p, "tied_limits", pos ? buf : "none");
-    opm_diag_num(p, "tile_efficiency", e->tile_eff);
-    opm_diag_num(p, "wave_efficiency", e->wave_eff);
-    opm_diag_num(p, "prologue_s", e->t_prologue);
-    opm_diag_num(p, "epilogue_s", e->t_epilogue + e->t_reduce);
-    if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
-}
-
-/* grouped_gemm: the groups with rows; conv: the first implicit GEMM's
- * M, N, K (per group) and every one, "dgrad 6272x64x576 g2 + wgrad ...". */
-static void put_extra_diags(opm_profile *p, const gemm_extra *x)
-{
-    if (x->groups_active > 0) opm_diag_num(p, "groups_active", x->groups_active);
-    if (x->quant_s > 0) opm_diag_num(p, "activation_quant_s", x->quant_s);
-    if (!x->conv_n) return;
-    opm_diag_num(p, "implicit_gemm_m", x->conv_pb[0].m);
-    opm_diag_num(p, "implicit_gemm_n", x->conv_pb[0].n);
-    opm_diag_num(p, "implicit_gemm_k", x->conv_pb[0].k);
-    char buf[64];
-    size_t pos = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < x->conv_n; i++) {
-        const gemm_problem *pb = &x->conv_pb[i];
-        if (i) put_str(buf, sizeof buf, &pos, " + ");
-        put_str(buf, sizeof buf, &pos, conv_gemm_names[x->conv_which[i]]);
-        put_str(buf, sizeof buf, &pos, " ");
-        put_int(buf, sizeof buf, &pos, (int)mind(pb->m, 2e9));
-        put_str(buf, sizeof buf, &pos, "x");
-        put_int(buf, sizeof buf, &pos, (int)mind(pb->n, 2e9));
-        put_str(buf, sizeof buf, &pos, "x");
-        put_int(buf, sizeof buf, &pos, (int)mind(ceil(pb->k), 2e9));
-        if (pb->batch > 1) {
-            put_str(buf, sizeof buf, &pos, " g");
-            put_int(buf, sizeof buf, &pos, (int)mind(pb->batch, 2e9));
-        }
-    }
-    opm_diag_text(p, "implicit_gemms", buf);
-}
-
-static void put_findings(opm_profile *p, const gemm_eval *e)
-{
-    char findings[64] = "";
-    size_t fl = 0;
-    /* dram_activations: row activations, not bytes, set the DRAM read
-     * time.  The text holds 63 bytes: findings that do not fit are left
-     * out, so the ones about what limits the kernel come first. */
-    const char *f[6] = {e->power_limited ? "power_capped" : NULL,
-                        e->act_bound ? "dram_activations" : NULL,
-                        e->waves >= 1 && e->wave_eff < 0.75 ? "wave_quantization" : NULL,
-                        e->tile_eff < 0.8 ? "edge_tile_waste" : NULL,
-                        e->exposed_latency ? "exposed_latency" : NULL,
-                        e->ctas_per_sm * e->kern.warps < 2 * WARPS_FOR_PEAK ? "low_occupancy" : NULL};
-    for (int i = 0; i < 6; i++)
-        if (f[i] && fl + (fl > 0) + strlen(f[i]) < sizeof findings) {
-            if (fl) put_str(findings, sizeof findings, &fl, ",");
-            put_str(findings, sizeof findings, &fl, f[i]);
-        }
-    opm_diag_text(p, "findings", fl ? findings : "none");
 }
 
 /* Backward = dA[M,K] = dC[M,N]·Bᵀ and dB[K,N] = Aᵀ·dC, each its own kernel
@@ -1428,7 +546,7 @@ static int predict_conv(const opm_op *op, const gemm_hw *h, gemm_wave_fn wave, g
                         opm_error *err)
 {
     conv_shape cs;
-    if (!conv_shape_of(op, &cs)) return 1;
+    if (!opm_gemm_conv_shape(op, &cs)) return 1;
     /* Depthwise convs (one input channel per group) run as direct,
      * memory-bound kernels: an implicit GEMM of N = 1 per group is no
      * kernel any library uses. */
@@ -1449,7 +567,7 @@ static int predict_conv(const opm_op *op, const gemm_hw *h, gemm_wave_fn wave, g
     }
     if (!x->conv_n) return 1;
     for (int i = 0; i < x->conv_n; i++) {
-        conv_gemm(&cs, x->conv_which[i], &x->conv_pb[i]);
+        opm_gemm_conv_problem(&cs, x->conv_which[i], &x->conv_pb[i]);
         gemm_eval e2;
         int rc = opm_gemm_choose(op, &x->conv_pb[i], h, wave, i ? &e2 : e, err);
         if (rc) return -rc;
@@ -1530,7 +648,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         if (rc < 0) return -rc;
     } else {
         gemm_problem pb;
-        int ok = kind == OPM_KIND_GROUPED_GEMM ? grouped_problem(op, &pb) : problem(op, &pb);
+        int ok = kind == OPM_KIND_GROUPED_GEMM ? opm_gemm_grouped_problem(op, &pb) : opm_gemm_problem(op, &pb);
         if (!ok) {
             if (kind == OPM_KIND_GROUPED_GEMM) { /* no group has rows */
                 fallback = "no group has rows: roofline";
@@ -1616,23 +734,25 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     if (p->bound == OPM_BOUND_MEMORY)
         opm_diag_text(p, "limiting_level", lim == GEMM_LIM_SMEM ? "sram" : lim == GEMM_LIM_L2 ? "l2" : "hbm");
     opm_diag_text(p, "limiting_resource", opm_gemm_limit_names[lim]);
-    put_kernel_diags(p, &e);
-    put_extra_diags(p, &x);
-    if (wave != wave_extended) put_effective_diags(p, &e);
-    else put_extended_diags(p, &e);
+    opm_gemm_put_kernel_diags(p, &e);
+    opm_gemm_put_details(p, &e);
+    opm_gemm_put_extra_diags(p, &x);
+    if (wave != opm_gemm_wave_extended) opm_gemm_put_effective_diags(p, &e);
+    else opm_gemm_put_extended_diags(p, &e);
     opm_diag_num(p, "overhead_s", h.fixed_s);
     if (h.tensor) {
         opm_diag_num(p, "tensor_achievable_fraction", h.achievable);
         if (h.achievable_default) opm_diag_text(p, "tensor_achievable_source", "default");
     }
     opm_diag_num(p, "achieved_flops_per_s", p->latency_s > 0 ? (double)p->flops / p->latency_s : 0);
-    put_findings(p, &e);
+    opm_gemm_put_findings(p, &e);
     return 0;
 
 roofline:
     rc = opm_roofline_predict(op, hw, p, err);
     if (!rc) {
-        p->model = model;
+        opm_profile_copy_name(p->model, sizeof p->model, model);
+        p->fell_back = 1;
         opm_energy_cap(p, hw);
         opm_diag_text(p, "fallback", fallback);
     }
@@ -1641,5 +761,5 @@ roofline:
 
 int opm_extended_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)
 {
-    return opm_gemm_predict(op, hw, p, "extended_roofline", wave_extended, err);
+    return opm_gemm_predict(op, hw, p, "extended_roofline", opm_gemm_wave_extended, err);
 }

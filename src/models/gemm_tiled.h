@@ -7,6 +7,8 @@
 #ifndef OPM_GEMM_TILED_H
 #define OPM_GEMM_TILED_H
 
+#include <math.h>
+#include <stddef.h>
 #include "opmodel/opmodel.h"
 
 /* Powers of two 1..2^(GEMM_ROW_CACHE−1) whose grouped tile-row counts
@@ -51,6 +53,25 @@ enum { GEMM_MI_SIMT, GEMM_MI_MMA_SYNC, GEMM_MI_WGMMA, GEMM_MI_TCGEN05, GEMM_MI_M
 /* max and min of two doubles, for the kernel models' many bounds. */
 static inline double maxd(double a, double b) { return a > b ? a : b; }
 static inline double mind(double a, double b) { return a < b ? a : b; }
+static inline double cdivd(double a, double b) { return ceil(a / b); }
+
+/* Appends text / a non-negative integer at *pos within cap (always
+ * terminated); hand-rolled because snprintf dominated predict time. */
+static inline void put_str(char *buf, size_t cap, size_t *pos, const char *t)
+{
+    while (*t && *pos + 1 < cap) buf[(*pos)++] = *t++;
+    buf[*pos] = '\0';
+}
+
+static inline void put_int(char *buf, size_t cap, size_t *pos, int v)
+{
+    char d[12];
+    int n = 0;
+    unsigned u = v < 0 ? 0u : (unsigned)v;
+    do d[n++] = (char)('0' + u % 10); while ((u /= 10) && n < 11);
+    while (n && *pos + 1 < cap) buf[(*pos)++] = d[--n];
+    buf[*pos] = '\0';
+}
 
 typedef struct gemm_hw {
     double clock_hz, num_sms;
@@ -258,5 +279,56 @@ double opm_gemm_tile_rows(const gemm_problem *pb, int tm);
 double opm_gemm_slices(const gemm_kernel *k);
 /* Kernel display name ("sgemm_128x64x8_s1"). */
 void opm_gemm_kernel_name(const gemm_kernel *k, char *buf, size_t cap);
+/* SMEM bytes the CTA's warps read per K iteration of kernel k. */
+double opm_gemm_warp_smem_reads(const gemm_problem *pb, const gemm_kernel *k);
+
+/* ---- the two wave models (gemm_waves.c) ---- */
+void opm_gemm_wave_extended(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e);
+void opm_gemm_wave_effective(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e);
+
+/* ---- the problem of an op (gemm_problem.c) ---- */
+/* gemm or batched_gemm: 0 when A, B and C are not all there. */
+int opm_gemm_problem(const opm_op *op, gemm_problem *pb);
+/* grouped_gemm as one launch; 0 when no group has rows. */
+int opm_gemm_grouped_problem(const opm_op *op, gemm_problem *pb);
+/* A conv as the ordinary convolution whose forward (fprop), data gradient
+ * (dgrad) or weight gradient (wgrad) each of its implicit GEMMs is: "lo"
+ * is that conv's output side (y; x of a transposed conv), "hi" its input
+ * side, and macs the count's multiply-accumulates N·C_lo·S_lo·(C_hi/g)·Πk. */
+typedef struct conv_shape {
+    double n, g, c_lo, s_lo, c_hi, s_hi, kvol, macs;
+    double lo_b, hi_b, w_b;     /* bytes per element */
+    int transposed, bias;
+} conv_shape;
+
+enum { CONV_FPROP, CONV_DGRAD, CONV_WGRAD };
+extern const char *const opm_gemm_conv_names[3];
+/* The conv's shape; 0 when it is not one the GEMM models take. */
+int opm_gemm_conv_shape(const opm_op *op, conv_shape *cs);
+/* Implicit GEMM `which` (CONV_*) of the conv. */
+void opm_gemm_conv_problem(const conv_shape *cs, int which, gemm_problem *pb);
+
+/* What a grouped GEMM or a conv adds to the prediction: its diagnostics,
+ * and DRAM work outside the GEMMs (a backward's bias reduction, the zeroed
+ * weight gradients of empty groups). */
+typedef struct gemm_extra {
+    double groups_active;       /* grouped_gemm; 0 otherwise */
+    int conv_n;                 /* implicit GEMMs of a conv */
+    int conv_which[2];
+    gemm_problem conv_pb[2];
+    double vec_bytes;           /* DRAM bytes of the vector work (read, then written) */
+    double vec_write_bytes;
+    double zero_bytes;          /* written by a memset, not a GEMM */
+    double quant_s;             /* activation quantisation kernels before the GEMM */
+    double quant_read, quant_write;
+} gemm_extra;
+
+/* ---- diagnostics (gemm_diags.c) ---- */
+void opm_gemm_put_kernel_diags(opm_profile *p, const gemm_eval *e);
+void opm_gemm_put_details(opm_profile *p, const gemm_eval *e);
+void opm_gemm_put_extended_diags(opm_profile *p, const gemm_eval *e);
+void opm_gemm_put_effective_diags(opm_profile *p, const gemm_eval *e);
+void opm_gemm_put_extra_diags(opm_profile *p, const gemm_extra *x);
+void opm_gemm_put_findings(opm_profile *p, const gemm_eval *e);
 
 #endif

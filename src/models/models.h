@@ -8,7 +8,8 @@
 #include "opmodel/opmodel.h"
 #include "energy.h"
 
-/* Appends a diagnostic to a profile (ignored past OPM_MAX_DIAGS).  Keys
+/* Appends a diagnostic to a profile (past OPM_MAX_DIAGS, counted in
+ * diags_dropped).  Keys
  * must be string literals: their size is known at compile time, so the copy
  * is a few moves — predict() runs millions of times a second. */
 #define opm_diag_num(p, key, v) opm_diag_num_n(p, "" key "", sizeof(key), v)
@@ -16,7 +17,10 @@
 
 static inline void opm_diag_num_n(opm_profile *p, const char *key, size_t size, double v)
 {
-    if (p->diag_count >= OPM_MAX_DIAGS) return;
+    if (p->diag_count >= OPM_MAX_DIAGS) {
+        p->diags_dropped++;
+        return;
+    }
     opm_diag *d = &p->diags[p->diag_count++];
     memcpy(d->key, key, size < sizeof d->key ? size : sizeof d->key);
     d->key[sizeof d->key - 1] = '\0';
@@ -27,7 +31,10 @@ static inline void opm_diag_num_n(opm_profile *p, const char *key, size_t size, 
 
 static inline void opm_diag_text_n(opm_profile *p, const char *key, size_t size, const char *v)
 {
-    if (p->diag_count >= OPM_MAX_DIAGS) return;
+    if (p->diag_count >= OPM_MAX_DIAGS) {
+        p->diags_dropped++;
+        return;
+    }
     opm_diag *d = &p->diags[p->diag_count++];
     memcpy(d->key, key, size < sizeof d->key ? size : sizeof d->key);
     d->key[sizeof d->key - 1] = '\0';
@@ -38,18 +45,48 @@ static inline void opm_diag_text_n(opm_profile *p, const char *key, size_t size,
     d->text[n] = '\0';
 }
 
+/* Copies a name into a profile's fixed buffer, cut to fit: the profile owns
+ * its strings so it outlives the op and hardware. */
+static inline void opm_profile_copy_name(char *dst, size_t cap, const char *src)
+{
+    /* A byte loop, not strnlen + memcpy: the names are a few bytes and two
+     * library calls per name cost more than the copy (predict runs
+     * millions of times a second). */
+    size_t n = 0;
+    if (src)
+        for (; n + 1 < cap && src[n]; n++) dst[n] = src[n];
+    dst[n] = '\0';
+}
+
+/* The fields after diags[] (appended since 0.2), which the models' partial
+ * clears do not reach. */
+static inline void opm_profile_clear_tail(opm_profile *p)
+{
+    p->diags_dropped = 0;
+    p->fell_back = 0;
+    p->has_gemm = 0;
+}
+
+/* The head every model fills: the names, kind and phase. */
+static inline void opm_profile_names(opm_profile *p, const opm_op *op, const opm_hardware *hw, const char *model)
+{
+    opm_profile_copy_name(p->name, sizeof p->name, opm_op_name(op));
+    p->kind = opm_op_kind(op);
+    p->phase = opm_op_phase(op);
+    opm_profile_copy_name(p->model, sizeof p->model, model);
+    opm_profile_copy_name(p->hardware, sizeof p->hardware, opm_hardware_name(hw));
+}
+
 /* Clears a profile's head and fills what every model copies from the op
  * and its counts (name, kind, phase, model, hardware, FLOPs, footprint);
  * the caller fills the times, levels, energy and diagnostics. */
 static inline void opm_profile_head(opm_profile *p, const opm_op *op, const opm_hardware *hw, const char *model,
                                     const opm_counts *c)
 {
-    memset(p, 0, offsetof(opm_profile, diags));
-    p->name = opm_op_name(op);
-    p->kind = opm_op_kind(op);
-    p->phase = opm_op_phase(op);
-    p->model = model;
-    p->hardware = opm_hardware_name(hw);
+    memset((char *)p + offsetof(opm_profile, latency_s), 0,
+           offsetof(opm_profile, diags) - offsetof(opm_profile, latency_s));
+    opm_profile_clear_tail(p);
+    opm_profile_names(p, op, hw, model);
     p->matrix_flops = c->matrix_flops;
     p->vector_flops = c->vector_flops;
     p->flops = c->matrix_flops + c->vector_flops;

@@ -14,14 +14,13 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
     opm_counts c;
     int rc = opm_op_count(op, &c, err);
     if (rc) return rc;
-    /* Only the head is cleared: every field after it is assigned below. */
-    memset(p, 0, offsetof(opm_profile, levels));
+    /* Only the numbers of the head are cleared (the names are copied over
+     * whole): every field after them is assigned below. */
+    memset((char *)p + offsetof(opm_profile, latency_s), 0,
+           offsetof(opm_profile, levels) - offsetof(opm_profile, latency_s));
     p->diag_count = 0;
-    p->name = opm_op_name(op);
-    p->kind = opm_op_kind(op);
-    p->phase = opm_op_phase(op);
-    p->model = "roofline";
-    p->hardware = opm_hardware_name(hw);
+    opm_profile_clear_tail(p);
+    opm_profile_names(p, op, hw, "roofline");
     p->matrix_flops = c.matrix_flops;
     p->vector_flops = c.vector_flops;
     p->flops = c.matrix_flops + c.vector_flops;

@@ -707,7 +707,7 @@ opm_op *opm_op_attention(int64_t batch, int64_t seq_q, int64_t seq_kv, int64_t h
         opm_op_add_tensor(op, OPM_ROLE_INPUT, ks, 4, dtype, "k", err) ||
         opm_op_add_tensor(op, OPM_ROLE_INPUT, ks, 4, dtype, "v", err) ||
         opm_op_add_tensor(op, OPM_ROLE_OUTPUT, qs, 4, dtype, NULL, err) ||
-        (causal && opm_op_set_bool(op, "causal", 1, err)) || opm_op_validate(op, err)) {
+        (causal && opm_op_set_bool(op, "causal", 1, err)) || opm_op_finalize(op, err)) {
         opm_op_free(op);
         return NULL;
     }

@@ -34,12 +34,13 @@ static const opm_kind_def *const kinds[OPM_KIND_COUNT] = {
 };
 
 
-const opm_kind_def *opm_kind_def_get(opm_kind k) { return kinds[k]; }
+const opm_kind_def *opm_kind_def_get(opm_kind k) { return (unsigned)k < OPM_KIND_COUNT ? kinds[k] : NULL; }
 
 const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key)
 {
+    /* Every setter looks its key up here: the first byte rules most out. */
     for (const opm_attr_def *a = def->attrs; a && a->key; a++)
-        if (strcmp(a->key, key) == 0) return a;
+        if (a->key[0] == key[0] && strcmp(a->key, key) == 0) return a;
     return NULL;
 }
 
@@ -137,6 +138,15 @@ int opm_shape_mismatch(const opm_op *op, const opm_tensor *t, const int64_t *sha
 int opm_short_int(opm_op *op, const char *key, int required, int64_t dflt, int64_t *out,
                   opm_error *err)
 {
+    /* The common case in one lookup: a positive integer attribute. */
+    for (size_t i = 0, n = opm_op_attr_count(op); i < n; i++)
+        if (strcmp(opm_op_attr_key(op, i), key) == 0) {
+            int64_t v = opm_op_attr_int_at(op, i, 0);
+            if (opm_op_attr_type(op, i) != OPM_ATTR_INT || v <= 0) break; /* the checks below say why */
+            *out = v;
+            opm_op_unset(op, key);
+            return 0;
+        }
     if (!opm_op_has(op, key)) {
         if (required)
             return opm_err(err, OPM_EINVAL, key, "missing; the short form of %s needs it",

@@ -208,7 +208,7 @@ opm_op *opm_op_elementwise(const int64_t *shape, int rank, int n_inputs,
         if (opm_op_add_tensor(op, OPM_ROLE_INPUT, shape, rank, dtype, NULL, err)) goto fail;
     if (opm_op_add_tensor(op, OPM_ROLE_OUTPUT, shape, rank, dtype, NULL, err) ||
         opm_op_set_int(op, "op_count_per_element", op_count_per_element, err) ||
-        opm_op_validate(op, err))
+        opm_op_finalize(op, err))
         goto fail;
     return op;
 fail:

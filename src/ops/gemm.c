@@ -550,7 +550,7 @@ opm_op *opm_op_batched_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, opm_
     int64_t a[3] = {batch, m, k}, b[3] = {batch, k, n}, c[3] = {batch, m, n};
     if (opm_op_add_tensor(op, OPM_ROLE_INPUT, a, 3, dtype, NULL, err) ||
         opm_op_add_tensor(op, OPM_ROLE_WEIGHT, b, 3, dtype, NULL, err) ||
-        opm_op_add_tensor(op, OPM_ROLE_OUTPUT, c, 3, dtype, NULL, err) || opm_op_validate(op, err)) {
+        opm_op_add_tensor(op, OPM_ROLE_OUTPUT, c, 3, dtype, NULL, err) || opm_op_finalize(op, err)) {
         opm_op_free(op);
         return NULL;
     }
@@ -565,7 +565,7 @@ opm_op *opm_op_gemm(int64_t m, int64_t n, int64_t k, opm_dtype dtype, opm_error 
     int64_t a[2] = {m, k}, b[2] = {k, n}, c[2] = {m, n};
     if (opm_op_add_tensor(op, OPM_ROLE_INPUT, a, 2, dtype, NULL, err) ||
         opm_op_add_tensor(op, OPM_ROLE_WEIGHT, b, 2, dtype, NULL, err) ||
-        opm_op_add_tensor(op, OPM_ROLE_OUTPUT, c, 2, dtype, NULL, err) || opm_op_validate(op, err)) {
+        opm_op_add_tensor(op, OPM_ROLE_OUTPUT, c, 2, dtype, NULL, err) || opm_op_finalize(op, err)) {
         opm_op_free(op);
         return NULL;
     }

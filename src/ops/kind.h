@@ -5,38 +5,14 @@
 #define OPM_KIND_H
 
 #include "../core/internal.h"
+#include "opmodel/kind.h"
 
-typedef struct opm_attr_def {
-    const char *key;
-    opm_attr_type type;
-    int64_t min_int;        /* for ints: smallest accepted value when > 0 */
-    const char *help;
-} opm_attr_def;
 
-typedef struct opm_kind_def {
-    opm_kind kind;
-    const char *name;
-    const char *summary;
-    /* Required tensors, in the order they are listed, for `opmodel ops`. */
-    const char *tensors_help;
-    /* Attributes of the full form; terminated by {NULL}. */
-    const opm_attr_def *attrs;
-    /* Keys of the short form besides name/kind/phase/dtype/out_dtype;
-     * terminated by {NULL}.  NULL when the kind has no short form. */
-    const opm_attr_def *short_keys;
-    /* Turns an op whose short-form keys were stored as attributes (dtype and
-     * out_dtype as strings) into the full form: adds tensors, removes the
-     * keys that became shapes.  NULL when there is no short form. */
-    int (*from_short)(opm_op *op, opm_error *err);
-    int (*validate)(const opm_op *op, opm_error *err);
-    /* Fills counts; `c` is zeroed by the caller. */
-    int (*count)(const opm_op *op, opm_counts *c, opm_error *err);
-    /* Most tensors of each role (input, weight, output, grad, workspace)
-     * the kind accepts; -1 for no limit.  Checked before validate(). */
-    int max_tensors[OPM_ROLE_COUNT];
-} opm_kind_def;
-
+/* The built-in kind k's table; NULL for OPM_KIND_USER or out of range. */
 const opm_kind_def *opm_kind_def_get(opm_kind k);
+/* An op of the kind `def` describes (a built-in table or a user kind a
+ * registry holds, which must outlive the op). */
+opm_op *opm_op_new_def(const opm_kind_def *def, const char *name, opm_phase phase, opm_error *err);
 const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key);
 size_t opm_kind_attr_names(const opm_kind_def *def, const char **names, size_t cap);
 const char *opm_attr_type_text(opm_attr_type t);

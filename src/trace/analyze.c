@@ -778,13 +778,19 @@ static void builder_free(builder *b)
 opm_trace_report *opm_trace_report_new(const opm_trace *t, const opm_hardware *hw,
                                        const char *model, opm_error *err)
 {
+    return opm_trace_report_new_with(NULL, t, hw, model, err);
+}
+
+opm_trace_report *opm_trace_report_new_with(const opm_registry *reg, const opm_trace *t, const opm_hardware *hw,
+                                            const char *model, opm_error *err)
+{
     opm_error_clear(err);
     if (!t) {
         opm_err(err, OPM_EINVAL, "trace", "no trace given");
         return NULL;
     }
     const char *model_name = model ? model : "roofline";
-    const opm_model *m = opm_model_find(model_name);
+    const opm_model *m = opm_registry_find_model(reg, model_name);
     if (!m) {
         opm_err(err, OPM_ENOTFOUND, "model", "no model named '%s' (see `opmodel models`)",
                 model_name);

@@ -1,5 +1,5 @@
 /* csv.c — the contract §4 CSV reader both GEMM latency loaders use
- * (validate-gemm-latency and calibrate): getline so no line is too long, a
+ * (validate-gemm-latency and calibrate): bounded lines and files, a
  * spreadsheet's byte order mark and CRLF line ends, blank lines skipped,
  * the field split, header column lookup, located row errors, and listing
  * the *.csv (or, for validate's JSONL, *.jsonl) files of a directory.
@@ -68,15 +68,46 @@ static int split(char *line, char **f, int max)
     return n;
 }
 
+/* One line with its newline into c->buf, NUL-terminated: 1, 0 at the end,
+ * -1 past OPM_CSV_MAX_LINE_BYTES, -2 past OPM_CSV_MAX_FILE_BYTES, -3 out of
+ * memory.  Byte by byte (as getline) but bounded: an endless line ends. */
+static int read_line(opm_csv *c)
+{
+    size_t n = 0;
+    int ch;
+    while ((ch = getc_unlocked(c->f)) != EOF) {
+        if (n >= OPM_CSV_MAX_LINE_BYTES) return -1;
+        if (++c->bytes > OPM_CSV_MAX_FILE_BYTES) return -2;
+        if (n + 2 > c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 256;
+            if (cap > OPM_CSV_MAX_LINE_BYTES + 2) cap = OPM_CSV_MAX_LINE_BYTES + 2;
+            char *p = realloc(c->buf, cap);
+            if (!p) return -3;
+            c->buf = p;
+            c->cap = cap;
+        }
+        c->buf[n++] = (char)ch;
+        if (ch == '\n') break;
+    }
+    if (n == 0) return 0;
+    c->buf[n] = '\0';
+    return 1;
+}
+
 int opm_csv_read(opm_csv *c, opm_error *err)
 {
     c->nf = 0;
     for (;;) {
-        if (getline(&c->buf, &c->cap, c->f) < 0) {
+        int got = read_line(c);
+        if (got == -1)
+            return opm_err(err, OPM_EINVAL, c->field, "%s:%zu: expected a line of at most %zu MiB, got a longer one",
+                           c->path, c->line + 1, OPM_CSV_MAX_LINE_BYTES >> 20);
+        if (got == -2)
+            return opm_err(err, OPM_EINVAL, c->field, "%s:%zu: expected a file of at most %zu MiB, got a longer one",
+                           c->path, c->line + 1, OPM_CSV_MAX_FILE_BYTES >> 20);
+        if (got == -3) return opm_err(err, OPM_ENOMEM, NULL, "out of memory reading '%s'", c->path);
+        if (got == 0) {
             if (ferror(c->f)) return opm_err(err, OPM_EIO, c->field, "error reading '%s'", c->path);
-            /* getline reports a failed allocation without setting the
-             * stream's error indicator or end of file. */
-            if (!feof(c->f)) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
             return 0;
         }
         c->line++;

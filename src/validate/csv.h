@@ -1,6 +1,6 @@
 /* csv.h — reading contract §4 CSV files, shared by the two GEMM latency
  * loaders (validate-gemm-latency's in gemm_latency.c, calibrate's in
- * calibrate.c) so that both accept the same files: lines of any length, a
+ * calibrate.c) so that both accept the same files: lines up to 1 MiB, a
  * UTF-8 byte order mark, CRLF line ends, blank lines, one field-splitting
  * rule (RFC 4180 quoting within a line: a quoted field keeps its commas,
  * "" is a quote), the header's column lookup, and the *.csv files under a
@@ -17,6 +17,13 @@
 
 /* A line's fields past the 64th are dropped. */
 #define OPM_CSV_MAX_FIELDS 64
+/* Caps on what one file may make the reader hold and read (a CSV named
+ * /dev/zero, or a stream that never ends): a line of at most 1 MiB (the
+ * shipped rows are under 200 bytes), a file of at most 1 GiB (the largest
+ * shipped file is 3 MB).  Past either, opm_csv_read fails with a message
+ * naming the file and line. */
+#define OPM_CSV_MAX_LINE_BYTES ((size_t)1 << 20)
+#define OPM_CSV_MAX_FILE_BYTES ((size_t)1 << 30)
 
 /* One open file.  After each opm_csv_read, fld[0 .. nf) are the fields of
  * line number `line` (from 1), pointing into a buffer the next read reuses. */
@@ -29,6 +36,7 @@ typedef struct opm_csv {
     FILE *f;
     char *buf;
     size_t cap;
+    size_t bytes;                /* read so far, for OPM_CSV_MAX_FILE_BYTES */
 } opm_csv;
 
 /* Opens path; an error names `field` and the file. */

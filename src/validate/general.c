@@ -45,10 +45,17 @@ static int oom(opm_error *err) { return opm_err(err, OPM_ENOMEM, NULL, "out of m
 
 int opm_general_init(opm_general *v, const char *model, int calibrate, opm_error *err)
 {
+    return opm_general_init_with(v, NULL, model, calibrate, err);
+}
+
+int opm_general_init_with(opm_general *v, const opm_registry *reg, const char *model, int calibrate,
+                          opm_error *err)
+{
     memset(v, 0, sizeof *v);
     v->model = model;
+    v->reg = reg;
     v->calibrate = calibrate;
-    if (!(v->m = opm_model_find(model)))
+    if (!(v->m = opm_registry_find_model(reg, model)))
         return opm_err(err, OPM_ENOTFOUND, "--model", "no model named '%s' (see `opmodel models`)", model);
     return 0;
 }
@@ -89,12 +96,16 @@ static void bad(opm_general *v, const char *path, size_t line, const char *fmt, 
     vsnprintf(body, sizeof body, fmt, ap);
     va_end(ap);
     snprintf(v->first_bad, sizeof v->first_bad, "%s:%zu: %s", path, line, body);
+    opm_escape_controls(v->first_bad, sizeof v->first_bad); /* keys and paths are input text */
 }
 
 /* A bad line whose message is already located (the document reader's). */
 static void bad_located(opm_general *v, const char *msg)
 {
-    if (!v->rows_failed++) opm_strlcpy(v->first_bad, msg, sizeof v->first_bad);
+    if (!v->rows_failed++) {
+        opm_strlcpy(v->first_bad, msg, sizeof v->first_bad);
+        opm_escape_controls(v->first_bad, sizeof v->first_bad);
+    }
 }
 
 /* The op reader's error, which reads "PATH:LINE: FIELD: ..." with FIELD
@@ -371,8 +382,10 @@ static int do_line(opm_general *v, uint32_t file, const char *path, size_t line,
         goto done;
     }
     if (!v->hw[hw]) {
-        if (!v->rows_unknown_hw++)
+        if (!v->rows_unknown_hw++) {
             snprintf(v->first_unknown_hw, sizeof v->first_unknown_hw, "%s:%zu: %s", path, line, e.message);
+            opm_escape_controls(v->first_unknown_hw, sizeof v->first_unknown_hw);
+        }
         goto done;
     }
     const opm_hardware *h = v->hw[hw];
@@ -390,7 +403,7 @@ static int do_line(opm_general *v, uint32_t file, const char *path, size_t line,
             goto done;
         }
     }
-    if (opm_predict(v->model, op, h, p, &e)) {
+    if (opm_predict_with(v->reg, v->model, op, h, p, &e)) {
         if (e.code == OPM_ENOMEM) rc = oom(err);
         else bad(v, path, line, "%s", e.message);
         goto done;

@@ -72,6 +72,7 @@ typedef struct opm_general opm_general;
 struct opm_general {
     const char *model;           /* as given to opm_general_init, not copied */
     const opm_model *m;
+    const opm_registry *reg;     /* where `model` was found (NULL: the built-in models) */
     int calibrate;
     /* Counts over every line read (blank lines excepted). */
     size_t files;
@@ -119,6 +120,9 @@ struct opm_general {
  * calibrating the fixed overhead when `calibrate`.  Free it with
  * opm_general_free whatever this returns. */
 int opm_general_init(opm_general *v, const char *model, int calibrate, opm_error *err);
+/* The same with the models of `reg` (NULL: the built-in ones). */
+int opm_general_init_with(opm_general *v, const opm_registry *reg, const char *model, int calibrate,
+                          opm_error *err);
 /* Reads path: a file (any name), or a folder whose *.jsonl files are read,
  * recursively, each folder in sorted order.  Blank lines are skipped; a bad
  * line is counted in rows_failed (the first kept in first_bad) and a line of

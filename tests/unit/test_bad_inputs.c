@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "validate/csv.h"
+#include "validate/general.h"
 
 #define TABLE_REL "tests/data/bad/expected.tsv"
 #define DIR_REL "tests/data/bad"
@@ -166,4 +168,64 @@ Test(bad_inputs, table_complete)
         cr_expect(listed, "%s/%s has no line in %s", DIR_REL, e->d_name, TABLE_REL);
     }
     closedir(dir);
+}
+
+/* The contract §4 CSV reader holds at most one 1 MiB line: /dev/zero (no
+ * line end ever) and a 2 MiB line end with an error naming file and line,
+ * and the lines before a long one are still read. */
+Test(bad_inputs, csv_line_cap)
+{
+    opm_csv c;
+    opm_error err;
+    cr_assert_eq(opm_csv_open(&c, "/dev/zero", "--data", &err), 0, "%s", err.message);
+    cr_assert_eq(opm_csv_read(&c, &err), OPM_EINVAL);
+    cr_assert_not_null(strstr(err.message, "/dev/zero:1: expected a line of at most 1 MiB"), "%s", err.message);
+    cr_assert_str_eq(err.field, "--data");
+    cr_assert_leq(c.cap, OPM_CSV_MAX_LINE_BYTES + 2);
+    opm_csv_close(&c);
+
+    char path[] = "/tmp/opm_csv_cap_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("hardware,m\nt4,1\n", f);
+    for (size_t i = 0; i < 2 * OPM_CSV_MAX_LINE_BYTES; i++) fputc('x', f);
+    fputs("\nt4,2\n", f);
+    fclose(f);
+    cr_assert_eq(opm_csv_open(&c, path, "--data", &err), 0);
+    cr_assert_eq(opm_csv_read(&c, &err), 0);
+    cr_assert_eq(c.nf, 2);
+    cr_assert_eq(opm_csv_read(&c, &err), 0);
+    cr_assert_str_eq(c.fld[1], "1");
+    cr_assert_eq(opm_csv_read(&c, &err), OPM_EINVAL);
+    char want[96];
+    snprintf(want, sizeof want, "%s:3: expected a line of at most 1 MiB", path);
+    cr_assert_not_null(strstr(err.message, want), "%s", err.message);
+    cr_assert_null(strchr(err.message, '\n'));
+    opm_csv_close(&c);
+    remove(path);
+}
+
+/* validate's JSONL reader (found by fuzz_validate_general): a key holding an
+ * escaped newline ("lat\ncy_s") made a two-line first_bad; it is one line
+ * with the control character written as \n. */
+Test(bad_inputs, validate_general_first_bad_is_one_line)
+{
+    char path[] = "/tmp/opm_general_nl_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("{\"hardware\": \"a100_40gb_pcie\", \"op\": {\"kind\": \"gemm\", \"m\": 64, \"n\": 64, \"k\": 64, "
+          "\"dtype\": \"bf16\"}, \"measured\": {\"lat\\ncy_s\": 5.2e-4}}\n",
+          f);
+    fclose(f);
+    opm_general v;
+    opm_error err;
+    cr_assert_eq(opm_general_init(&v, "roofline", 0, &err), 0, "%s", err.message);
+    opm_general_add_path(&v, path, "--data", &err);
+    cr_assert_eq(v.rows_failed, 1);
+    for (const char *c = v.first_bad; *c; c++) cr_assert_geq((unsigned char)*c, 0x20, "%s", v.first_bad);
+    cr_assert_not_null(strstr(v.first_bad, "measured.lat\\ncy_s"), "%s", v.first_bad);
+    opm_general_free(&v);
+    remove(path);
 }

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "testutil.h"
+#include "hardware/builtin_data.h"
+#include "hardware/hw_internal.h"
 
 static const char *const required[] = {
     "gpu_generic", "tpu_generic", "a10", "a100_40gb_pcie", "a100_80gb_pcie", "a100_80gb_sxm", "h100_sxm",
@@ -219,6 +221,39 @@ Test(hardware, fuzz_regressions, .timeout = 30)
     }
 }
 
+/* Whole-object checks of a loaded file, reported at the offending line:
+ * levels innermost first, per-SM rates against the peaks. */
+Test(hardware, levels_order_and_per_sm_rates_checked)
+{
+    static const char *const cases[][2] = {
+        {"name: x\ncompute:\n  clock_hz: 1e9\n  num_sms: 10\n  vector_flops_per_s: {fp32: 2.56e12}\n"
+         "memory:\n  levels:\n    - {name: hbm, bandwidth_bytes_per_s: 1e12}\n    - {name: l2, size_bytes: 1e6}\n",
+         "x.yaml:9:"},
+        {"name: x\ncompute:\n  clock_hz: 1e9\n  num_sms: 10\n  vector_flops_per_s: {fp32: 2.56e12}\n"
+         "  vector_flops_per_clock_per_sm: {fp32: 128}\n"
+         "memory:\n  levels:\n    - {name: hbm, bandwidth_bytes_per_s: 1e12}\n",
+         "compute.vector_flops_per_clock_per_sm.fp32: expected num_sms x this x clock_hz (1.28e+12 FLOP/s) within 2%"},
+        {"name: x\ncompute:\n  clock_hz: 1e9\n  num_sms: 10\n  vector_flops_per_s: {fp32: 2.56e12}\n"
+         "  tensor_flops_per_clock_per_sm: {bf16: 1024}\n"
+         "memory:\n  levels:\n    - {name: hbm, bandwidth_bytes_per_s: 1e12}\n",
+         "expected a peak in tensor_flops_per_s.bf16"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        opm_error err;
+        opm_hardware *hw = opm_hardware_load_string(cases[i][0], strlen(cases[i][0]), "x.yaml", &err);
+        cr_assert_null(hw, "case %zu accepted", i);
+        cr_assert(strstr(err.message, cases[i][1]), "case %zu: %s", i, err.message);
+        cr_assert(strchr(err.message, '\n') == NULL);
+    }
+    /* Every built-in lists its levels innermost first (it loads). */
+    for (size_t i = 0; i < opm_hardware_builtin_count(); i++) {
+        opm_error err;
+        opm_hardware *hw = opm_hardware_builtin(opm_hardware_builtin_name(i), &err);
+        cr_assert_not_null(hw, "%s", err.message);
+        opm_hardware_free(hw);
+    }
+}
+
 static const char *const table_hw =
     "name: tabled\nstatic_power_w: 60\n"
     "idle_power: {900: 47.35, 210: 44.47, 1410: 67.34}\n"
@@ -366,5 +401,27 @@ Test(hardware, interconnect_fields)
         snprintf(text, sizeof text, "%s%s", base, bad[i].block);
         cr_expect_null(opm_hardware_load_string(text, strlen(text), "ic.yaml", &err), "%s", bad[i].block);
         cr_expect(strstr(err.message, bad[i].want), "%s: %s", bad[i].block, err.message);
+    }
+}
+
+/* Built-ins are compiled in as the loader's result (tools/hwgen.c): each
+ * must be, byte for byte, what loading its YAML text gives now (the struct's
+ * padding is zeroed by opm_hw_init in both). */
+Test(hardware, compiled_builtins_equal_their_yaml)
+{
+    size_t n = opm_hardware_builtin_count();
+    cr_assert_gt(n, 20);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = opm_hardware_builtin_name(i), *text = opm_hardware_builtin_text(i);
+        cr_assert_not_null(opm_builtin_images[i], "%s: no compiled image in a native build", name);
+        opm_error err;
+        opm_hardware *a = opm_hardware_builtin(name, &err);
+        cr_assert_not_null(a, "%s: %s", name, err.message);
+        opm_hardware *b = opm_hardware_load_string(text, strlen(text), name, &err);
+        cr_assert_not_null(b, "%s: %s", name, err.message);
+        cr_assert_eq(memcmp(a, b, sizeof(struct opm_hardware)), 0, "%s: compiled image differs from its YAML", name);
+        cr_assert(opm_hardware_equal(a, b));
+        opm_hardware_free(a);
+        opm_hardware_free(b);
     }
 }

@@ -143,3 +143,98 @@ Test(io, json_strings_replace_malformed_utf8)
     cr_assert_str_eq(b.p, "\"caf\xc3\xa9 \xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\xef\xbf\xbd\xef\xbf\xbd|\\u0001\\\"\"");
     free(b.p);
 }
+
+/* `predict --batch` reads flat short forms through its own scanner
+ * (op_line.c) and everything else through the full parser: every line must
+ * give the same op, or the same error message, either way. */
+Test(io, json_line_fast_path_matches_the_parser)
+{
+    static const char *const lines[] = {
+        "{\"name\": \"q\", \"kind\": \"gemm\", \"m\": 128, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\"}",
+        "{\"kind\":\"gemm\",\"m\":1,\"n\":2,\"k\":3,\"dtype\":\"fp8_e4m3\",\"out_dtype\":\"bf16\",\"bias\":true}",
+        "  {\"kind\": \"gemm\", \"phase\": \"train_bwd\", \"m\": 64, \"n\": 64, \"k\": 64, \"dtype\": \"fp16\"}  ",
+        "{\"kind\": \"rmsnorm\", \"shape\": [4096, 8192], \"dtype\": \"bf16\"}",
+        "{\"kind\": \"elementwise\", \"inputs\": [[16, 4096], [16, 4096]], \"dtype\": \"bf16\", \"op\": \"add\"}",
+        ("{\"kind\": \"attention_prefill\", \"batch\": 2, \"seq_q\": 512, \"seq_kv\": 512, \"heads\": 8, "
+         "\"kv_heads\": 8, \"head_dim\": 128, \"causal\": false, \"dtype\": \"bf16\"}"),
+        "{\"kind\": \"gemm\", \"m\": 1e3, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",          /* exponent */
+        "{\"kind\": \"gemm\", \"m\": 10.0, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",         /* fraction */
+        "{\"kind\": \"gemm\", \"m\": 99999999999999999999, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": 9223372036854775807, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": -5, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": 0, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": 012, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",          /* not JSON */
+        "{\"kind\": \"gemm\", \"m\": 1, \"m\": 2, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",  /* repeated key */
+        "{\"kind\": \"gemm\", \"mm\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",          /* unknown key */
+        "{\"kind\": \"gemm\", \"m\": null, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": \"12\", \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf17\"}",
+        "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3}",
+        "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"} x",
+        "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"",
+        "{\"kind\": \"gemm\", \"name\": \"a\\nb\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"name\": \"caf\xc3\xa9\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"name\": 7, \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm \", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"phase\": \"decod\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"attrs\": {\"bias\": true}, \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"rmsnorm\", \"shape\": [], \"dtype\": \"bf16\"}",
+        "{\"kind\": \"rmsnorm\", \"shape\": [[4, 4]], \"dtype\": \"bf16\"}",
+        "{\"kind\": \"elementwise\", \"inputs\": [[16, 4096], 3], \"dtype\": \"bf16\"}",
+        "{\"kind\": \"elementwise\", \"inputs\": [[16, 4096], []], \"dtype\": \"bf16\"}",
+        "{\"kind\": \"softmax\", \"tensors\": [{\"role\": \"input\", \"shape\": [4, 8], \"dtype\": \"fp32\"}]}",
+        "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\", \"cta_tile_m\": 4294967296}",
+        "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\", \"bias\": \"true\"}",
+        "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\", \"bias\": tru}",
+        "{}", "[]", "", "{\"kind\": 5}", "{\"kind\": \"nope\"}",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        const char *l = lines[i];
+        opm_error e1, e2;
+        opm_op *a = opm_op_parse_json_line(l, strlen(l), "f.jsonl", 7, &e1);
+        opm_op *b = opm_op_parse_string(l, strlen(l), OPM_FORMAT_JSON, "f.jsonl", 7, &e2);
+        cr_assert_eq(!a, !b, "line %zu: %s", i, l);
+        if (a) {
+            cr_assert_str_eq(opm_op_name(a), opm_op_name(b));
+            cr_assert_eq(opm_op_phase(a), opm_op_phase(b));
+            cr_assert_eq(opm_op_tensor_count(a), opm_op_tensor_count(b), "line %zu", i);
+            for (size_t t = 0; t < opm_op_tensor_count(a); t++)
+                cr_assert_eq(memcmp(opm_op_tensor(a, t), opm_op_tensor(b, t), sizeof(opm_tensor)), 0, "line %zu", i);
+            opm_counts ca, cb;
+            cr_assert_eq(opm_op_count(a, &ca, &e1), opm_op_count(b, &cb, &e2), "line %zu", i);
+            char *ta = opm_op_to_text(a, OPM_FORMAT_JSON, &e1), *tb = opm_op_to_text(b, OPM_FORMAT_JSON, &e2);
+            cr_assert_str_eq(ta, tb, "line %zu", i);
+            free(ta);
+            free(tb);
+        } else {
+            cr_assert_eq(e1.code, e2.code, "line %zu", i);
+            cr_assert_str_eq(e1.message, e2.message, "line %zu", i);
+        }
+        opm_op_free(a);
+        opm_op_free(b);
+    }
+}
+
+/* Prediction numbers: 12 significant digits, %g's layout, exactly as before
+ * the formatter lost its log10 and sprintf calls (the values near powers of
+ * ten and near the 12th digit's rounding are where an exponent estimate
+ * could go wrong). */
+Test(io, sig12_text)
+{
+    static const struct { double v; const char *text; } cases[] = {
+        {1, "1"}, {10, "10"}, {0.1, "0.1"}, {1e-5, "1e-05"}, {1.5e-05, "1.5e-05"}, {0.0001, "0.0001"},
+        {123456789012.0, "123456789012"}, {999999999999.0, "999999999999"}, {1e12, "1e+12"},
+        {9.999999999995, "10"}, {9.99999999999, "9.99999999999"}, {989400000000000.0, "9.894e+14"},
+        {0.99999999999951, "1"}, {4.5067736621e-05, "4.5067736621e-05"}, {124.121212121, "124.121212121"},
+        {-2.5, "-2.5"}, {1e100, "1e+100"}, {1.7976931348623157e308, "1.79769313486e+308"},
+        {5e-324, "4.94065645841e-324"}, {2.2250738585072014e-308, "2.22507385851e-308"}, {0, "0"},
+        {0.30000000000000004, "0.3"}, {1e-300, "1e-300"}, {123.456, "123.456"}, {1e22, "1e+22"},
+        {1e23, "1e+23"}, {9.99999999999e-5, "9.99999999999e-05"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char buf[48];
+        size_t n = opm_format_sig12(cases[i].v, buf);
+        cr_assert_str_eq(buf, cases[i].text, "%.17g", cases[i].v);
+        cr_assert_eq(n, strlen(buf));
+    }
+}

@@ -236,3 +236,33 @@ Test(ops, properties_monotone_backward_causal)
                 if (causal) cr_assert(leq(a, attn_c(2, v[i], v[j], 4, 32, 0, "inference")));
             }
 }
+
+/* Builders keep the counts on the op; a change after the build must not be
+ * answered from the kept counts. */
+Test(ops, kept_counts_follow_changes)
+{
+    opm_error err;
+    opm_op *op = opm_op_attention(1, 512, 512, 8, 8, 64, 0, OPM_BF16, &err);
+    cr_assert_not_null(op, "%s", err.message);
+    opm_counts full, causal, again, phase;
+    cr_assert_eq(opm_op_count(op, &full, &err), 0);
+    cr_assert_eq(opm_op_set_bool(op, "causal", 1, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_op_count(op, &causal, &err), 0);
+    cr_assert_lt(causal.matrix_flops, full.matrix_flops);
+    opm_op *copy = opm_op_clone(op, &err);
+    cr_assert_not_null(copy);
+    cr_assert_eq(opm_op_count(copy, &again, &err), 0);
+    cr_assert_eq(again.matrix_flops, causal.matrix_flops);
+    cr_assert_eq(opm_op_unset(op, "causal"), 1);
+    cr_assert_eq(opm_op_count(op, &again, &err), 0);
+    cr_assert_eq(again.matrix_flops, full.matrix_flops);
+    cr_assert_eq(opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD), 0);
+    cr_assert_eq(opm_op_count(op, &phase, &err), 0);
+    cr_assert_gt(phase.matrix_flops, full.matrix_flops);
+    int64_t w[4] = {1, 512, 8, 64};
+    cr_assert_eq(opm_op_add_tensor(copy, OPM_ROLE_WORKSPACE, w, 4, OPM_BF16, NULL, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_op_count(copy, &again, &err), 0);
+    cr_assert_eq(again.workspace_bytes, 512ull * 8 * 64 * 2);
+    opm_op_free(copy);
+    opm_op_free(op);
+}

@@ -1,0 +1,292 @@
+/* op_line.c — one JSONL line of `predict --batch` into an op, fast: a flat
+ * short form (plain strings, integers, booleans, lists of integers and lists
+ * of such lists) is scanned in place and set on the op directly, without the
+ * yajl parse, the document tree and the text lookups of opm_op_from_doc.
+ * Anything else — the full form, escapes, non-ASCII text, fractions,
+ * exponents, null, nested maps, repeated keys, long lines — and every line
+ * that fails anywhere goes through opm_op_parse_string, so a line gives the
+ * same op, or the same error message, either way. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/internal.h"
+#include "../ops/kind.h"
+#include "io_internal.h"
+
+enum { MAX_PAIRS = 32, MAX_INTS = 64, MAX_TEXT = 255 };
+
+typedef enum { V_STRING, V_INT, V_BOOL, V_INTS, V_LISTS } vtype;
+
+typedef struct pair {
+    const char *key;
+    size_t key_len;
+    vtype type;
+    const char *s; /* V_STRING: the text, s_len bytes, not terminated */
+    size_t s_len;
+    int64_t i;     /* V_INT, V_BOOL */
+    size_t first, count;   /* V_INTS: ints[first..+count]; V_LISTS: lists[first..+count] */
+} pair;
+
+typedef struct scan {
+    const char *p, *end;
+    size_t n_pairs;
+    pair pairs[MAX_PAIRS];
+    size_t n_ints;
+    int64_t ints[MAX_INTS];
+    size_t n_lists;
+    size_t list_first[OPM_MAX_RANK * 2], list_count[OPM_MAX_RANK * 2];
+} scan;
+
+static void ws(scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n')) s->p++;
+}
+
+/* A string of printable ASCII without escapes; its text stays in the line. */
+static int str(scan *s, const char **out, size_t *len)
+{
+    if (s->p >= s->end || *s->p != '"') return -1;
+    const char *b = ++s->p;
+    while (s->p < s->end && *s->p != '"') {
+        unsigned char c = (unsigned char)*s->p;
+        if (c < 0x20 || c > 0x7e || c == '\\') return -1;
+        s->p++;
+    }
+    if (s->p >= s->end || s->p - b > MAX_TEXT) return -1;
+    *out = b;
+    *len = (size_t)(s->p - b);
+    s->p++;
+    return 0;
+}
+
+/* A JSON integer (-?(0|[1-9][0-9]*)) that fits in int64 and is not followed
+ * by a fraction or an exponent. */
+static int integer(scan *s, int64_t *out)
+{
+    const char *b = s->p;
+    int neg = s->p < s->end && *s->p == '-';
+    if (neg) s->p++;
+    if (s->p >= s->end || *s->p < '0' || *s->p > '9') return -1;
+    if (*s->p == '0' && s->p + 1 < s->end && s->p[1] >= '0' && s->p[1] <= '9') return -1;
+    uint64_t v = 0;
+    for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++) {
+        if (s->p - b > 18) return -1; /* 19 digits or more: let strtoll judge */
+        v = v * 10 + (uint64_t)(*s->p - '0');
+    }
+    if (s->p < s->end && (*s->p == '.' || *s->p == 'e' || *s->p == 'E')) return -1;
+    *out = neg ? -(int64_t)v : (int64_t)v;
+    return 0;
+}
+
+static int int_list(scan *s, size_t *first, size_t *count)
+{
+    s->p++; /* '[' */
+    *first = s->n_ints;
+    *count = 0;
+    ws(s);
+    if (s->p < s->end && *s->p == ']') {
+        s->p++;
+        return 0;
+    }
+    for (;;) {
+        ws(s);
+        if (s->n_ints == MAX_INTS || integer(s, &s->ints[s->n_ints])) return -1;
+        s->n_ints++;
+        (*count)++;
+        ws(s);
+        if (s->p >= s->end) return -1;
+        if (*s->p == ']') {
+            s->p++;
+            return 0;
+        }
+        if (*s->p++ != ',') return -1;
+    }
+}
+
+static int value(scan *s, pair *v)
+{
+    if (s->p >= s->end) return -1;
+    char c = *s->p;
+    if (c == '"') {
+        v->type = V_STRING;
+        return str(s, &v->s, &v->s_len);
+    }
+    if (c == 't' || c == 'f') {
+        size_t n = c == 't' ? 4 : 5;
+        if ((size_t)(s->end - s->p) < n || memcmp(s->p, c == 't' ? "true" : "false", n)) return -1;
+        s->p += n;
+        v->type = V_BOOL;
+        v->i = c == 't';
+        return 0;
+    }
+    if (c == '[') {
+        const char *q = s->p + 1;
+        while (q < s->end && (*q == ' ' || *q == '\t')) q++;
+        if (q < s->end && *q == '[') { /* a list of lists of integers */
+            s->p = q;
+            v->type = V_LISTS;
+            v->first = s->n_lists;
+            v->count = 0;
+            for (;;) {
+                ws(s);
+                if (s->p >= s->end || *s->p != '[' || s->n_lists == OPM_MAX_RANK * 2) return -1;
+                size_t f, n;
+                if (int_list(s, &f, &n) || n > OPM_MAX_RANK) return -1;
+                s->list_first[s->n_lists] = f;
+                s->list_count[s->n_lists++] = n;
+                v->count++;
+                ws(s);
+                if (s->p >= s->end) return -1;
+                if (*s->p == ']') {
+                    s->p++;
+                    return 0;
+                }
+                if (*s->p++ != ',') return -1;
+            }
+        }
+        v->type = V_INTS;
+        return int_list(s, &v->first, &v->count);
+    }
+    v->type = V_INT;
+    return integer(s, &v->i);
+}
+
+static int scan_line(scan *s)
+{
+    ws(s);
+    if (s->p >= s->end || *s->p++ != '{') return -1;
+    ws(s);
+    if (s->p < s->end && *s->p == '}') return -1; /* {}: the full path says what is missing */
+    for (;;) {
+        ws(s);
+        if (s->n_pairs == MAX_PAIRS) return -1;
+        pair *v = &s->pairs[s->n_pairs];
+        if (str(s, &v->key, &v->key_len)) return -1;
+        for (size_t i = 0; i < s->n_pairs; i++)
+            if (s->pairs[i].key_len == v->key_len && !memcmp(s->pairs[i].key, v->key, v->key_len)) return -1;
+        ws(s);
+        if (s->p >= s->end || *s->p++ != ':') return -1;
+        ws(s);
+        if (value(s, v)) return -1;
+        s->n_pairs++;
+        ws(s);
+        if (s->p >= s->end) return -1;
+        if (*s->p == '}') {
+            s->p++;
+            break;
+        }
+        if (*s->p++ != ',') return -1;
+    }
+    ws(s);
+    return s->p == s->end ? 0 : -1;
+}
+
+static int key_is(const pair *v, const char *k)
+{
+    size_t n = strlen(k);
+    return v->key_len == n && !memcmp(v->key, k, n);
+}
+
+static int in_defs(const char *key, const opm_attr_def *defs)
+{
+    for (const opm_attr_def *a = defs; a && a->key; a++)
+        if (a->key[0] == key[0] && strcmp(a->key, key) == 0) return 1;
+    return 0;
+}
+
+/* The op of a scanned line, or NULL when the careful path must decide. */
+static opm_op *build(const scan *s)
+{
+    const pair *kind_p = NULL, *name_p = NULL, *phase_p = NULL;
+    for (size_t i = 0; i < s->n_pairs; i++) {
+        const pair *v = &s->pairs[i];
+        if (key_is(v, "kind")) kind_p = v;
+        else if (key_is(v, "name")) name_p = v;
+        else if (key_is(v, "phase")) phase_p = v;
+        else if (key_is(v, "tensors") || key_is(v, "attrs")) return NULL;
+    }
+    if (!kind_p || kind_p->type != V_STRING || (name_p && name_p->type != V_STRING) ||
+        (phase_p && phase_p->type != V_STRING))
+        return NULL;
+    char text[MAX_TEXT + 1];
+    opm_kind kind;
+    opm_phase phase = OPM_PHASE_INFERENCE;
+    memcpy(text, kind_p->s, kind_p->s_len);
+    text[kind_p->s_len] = '\0';
+    for (kind = 0; kind < OPM_KIND_COUNT; kind++) /* canonical names only, as opm_op_from_doc */
+        if (opm_kind_name(kind)[0] == text[0] && !strcmp(opm_kind_name(kind), text)) break;
+    if (kind == OPM_KIND_COUNT) return NULL;
+    if (phase_p) {
+        memcpy(text, phase_p->s, phase_p->s_len);
+        text[phase_p->s_len] = '\0';
+        if (opm_phase_parse(text, &phase) || strcmp(opm_phase_name(phase), text)) return NULL;
+    }
+    const opm_kind_def *def = opm_kind_def_get(kind);
+    if (!def->from_short) return NULL;
+    if (name_p) {
+        memcpy(text, name_p->s, name_p->s_len);
+        text[name_p->s_len] = '\0';
+    }
+    opm_error scratch;
+    opm_op *op = opm_op_new(name_p ? text : opm_kind_name(kind), kind, phase, &scratch);
+    if (!op) return NULL;
+    for (size_t i = 0; i < s->n_pairs; i++) {
+        const pair *v = &s->pairs[i];
+        if (v == kind_p || v == name_p || v == phase_p) continue;
+        char key[64];
+        if (v->key_len >= sizeof key - 8) goto fail;
+        memcpy(key, v->key, v->key_len);
+        key[v->key_len] = '\0';
+        if (strcmp(key, "dtype") && strcmp(key, "out_dtype") && !in_defs(key, def->short_keys) &&
+            !in_defs(key, def->attrs))
+            goto fail;
+        int rc = 0;
+        switch (v->type) {
+        case V_STRING:
+            memcpy(text, v->s, v->s_len);
+            text[v->s_len] = '\0';
+            rc = opm_op_set_string(op, key, text, &scratch);
+            break;
+        case V_INT: rc = opm_op_set_int(op, key, v->i, &scratch); break;
+        case V_BOOL: rc = opm_op_set_bool(op, key, (int)v->i, &scratch); break;
+        case V_INTS: rc = opm_op_set_ints(op, key, s->ints + v->first, v->count, &scratch); break;
+        case V_LISTS:
+            for (size_t j = 0; j < v->count && !rc; j++) {
+                char sub[80];
+                size_t l = v->first + j, n = v->key_len;
+                memcpy(sub, key, n);
+                sub[n++] = '[';
+                if (j >= 10) sub[n++] = (char)('0' + j / 10);
+                sub[n++] = (char)('0' + j % 10);
+                sub[n++] = ']';
+                sub[n] = '\0';
+                rc = opm_op_set_ints(op, sub, s->ints + s->list_first[l], s->list_count[l], &scratch);
+            }
+            break;
+        }
+        if (rc) goto fail;
+    }
+    if (def->from_short(op, &scratch) || opm_op_finalize(op, &scratch)) goto fail;
+    return op;
+fail:
+    opm_op_free(op);
+    return NULL;
+}
+
+opm_op *opm_op_parse_json_line(const char *text, size_t len, const char *source, int line, opm_error *err)
+{
+    if (len <= 4096) {
+        scan s;
+        s.p = text;
+        s.end = text + len;
+        s.n_pairs = s.n_ints = s.n_lists = 0;
+        if (scan_line(&s) == 0) {
+            opm_op *op = build(&s);
+            if (op) {
+                opm_error_clear(err);
+                return op;
+            }
+        }
+    }
+    return opm_op_parse_string(text, len, OPM_FORMAT_JSON, source, line, err);
+}
