@@ -28,9 +28,9 @@ static const char help[] =
 static void report(FILE *f, const opm_energy_fit *e, const char *model, const char *out)
 {
     fprintf(f, "calibrated energy of %s (model %s): %zu line%s with measured energy, %zu train, %zu held out; "
-               "%zu of it without energy, %zu of other hardware, %zu bad\n",
+               "%zu of it without energy, %zu of other hardware, %zu bad, %zu predicted at tdp_w (not used)\n",
             e->hw_name, model, e->n_rows, e->n_rows == 1 ? "" : "s", e->n_train, e->n_held, e->rows_no_energy,
-            e->rows_other_hw, e->g.rows_failed);
+            e->rows_other_hw, e->g.rows_failed, e->rows_at_tdp);
     fprintf(f, "  %-10s %12s   bounds\n", "term", "multiplier");
     for (int i = 0; i < OPM_EFIT_N; i++) {
         if (e->fitted[i])

@@ -334,6 +334,46 @@ opm_hardware *opm_hardware_clone(const opm_hardware *hw, opm_error *err)
 
 void opm_hardware_free(opm_hardware *hw) { free(hw); }
 
+/* Load-to-use latencies, in SM cycles, where a level gives none: the
+ * values the kernel models assume (gemm_tiled.c LAT_L2_CYC, LAT_DRAM_CYC). */
+#define DEFAULT_L2_LATENCY_CYCLES 200.0
+#define DEFAULT_DRAM_LATENCY_CYCLES 500.0
+
+/* A level's latency in cycles at clock f: given, from seconds, or d. */
+static double level_latency_cycles(const opm_memory_level *l, double f, double d)
+{
+    if (!l) return d;
+    if (l->latency_cycles > 0) return l->latency_cycles;
+    if (l->latency_s > 0) return l->latency_s * f;
+    return d;
+}
+
+/* DRAM at another SM clock.  A streaming kernel reaches its DRAM bandwidth
+ * by Little's law: bytes in flight over the loaded latency.  Of a DRAM
+ * load's latency L (cycles at f0), the on-chip path to and through L2 (the
+ * L2 hit latency l) runs on the SM clock and the rest (L − l) on DRAM's, so
+ * at clock f it takes (L − l)/f0 + l/f seconds: the bandwidth a kernel
+ * reaches, measured at f0 (hbm × utilization), is scaled by
+ * L/f0 ÷ ((L − l)/f0 + l/f), and the latency in cycles at f becomes
+ * (L − l)·f/f0 + l (two changes compose into one).  No fitted constant: L
+ * and l are the description's pointer-chase latencies. */
+static void dram_at_clock(opm_hardware *c, double base, double clock_hz)
+{
+    opm_memory_level *hbm = NULL, *l2 = NULL;
+    for (size_t i = 0; i < c->n_levels; i++) {
+        if (!strcmp(c->levels[i].name, "hbm")) hbm = &c->levels[i];
+        else if (!strcmp(c->levels[i].name, "l2")) l2 = &c->levels[i];
+    }
+    if (!hbm || !l2 || !(hbm->bandwidth_bytes_per_s > 0)) return;
+    double L = level_latency_cycles(hbm, base, DEFAULT_DRAM_LATENCY_CYCLES);
+    double l = level_latency_cycles(l2, base, DEFAULT_L2_LATENCY_CYCLES);
+    if (!(L > l) || !(l > 0)) return;
+    double at_f = (L - l) * clock_hz / base + l; /* cycles at the new clock */
+    hbm->bandwidth_bytes_per_s *= L / base / (at_f / clock_hz);
+    if (hbm->latency_s > 0) hbm->latency_s = at_f / clock_hz;
+    else hbm->latency_cycles = at_f;
+}
+
 opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err)
 {
     opm_error_clear(err); /* no stale message after success */
@@ -358,6 +398,7 @@ opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, o
     /* On-chip levels run on the core clock; DRAM has its own. */
     for (size_t i = 0; i < c->n_levels; i++)
         if (strcmp(c->levels[i].name, "hbm") != 0) c->levels[i].bandwidth_bytes_per_s *= clock_hz / base;
+    dram_at_clock(c, base, clock_hz);
     /* Dynamic energy per FLOP and per on-chip byte is C·V²: it follows the
      * square of the supply voltage, when the description has a table.
      * DRAM has its own supply. */

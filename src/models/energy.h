@@ -27,5 +27,9 @@ void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_i
  * average power exceeds tdp_w, the clock that brings it to tdp_w (energy.c)
  * lengthens the times and rescales the energies. */
 void opm_energy_cap(opm_profile *p, const opm_hardware *hw);
+/* The active base power at the description's clock, in W: what a busy GPU
+ * draws beyond its idle power that no FLOP or byte explains (energy.c,
+ * docs/energy.md "Active base power"); 0 without tdp_w. */
+double opm_energy_active_power_w(const opm_hardware *hw);
 
 #endif

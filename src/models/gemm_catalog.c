@@ -242,6 +242,8 @@ static double score(const gemm_hw *h, const gemm_eval *e)
     if (h->objective == 0) return e->body_s;
     double j = e->exec_flops * h->obj_flop_j + (e->dram_read + e->dram_write) * h->obj_dram_j +
                (e->l2_read + e->l2_write) * h->obj_l2_j + h->obj_idle_w * t;
+    /* energy.c's active base power, what the TDP leaves of it. */
+    if (h->obj_active_w > 0) j = mind(j + h->obj_active_w * t, maxd(j, h->obj_tdp_w * t));
     return h->objective == 1 ? j : j * t;
 }
 

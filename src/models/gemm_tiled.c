@@ -247,6 +247,8 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->obj_l2_j = !l2 ? 0 : l2->energy_j_per_sector > 0 ? l2->energy_j_per_sector / (l2->sector_size_bytes > 0 ? l2->sector_size_bytes : 32)
                                                        : l2->energy_j_per_byte;
     h->obj_idle_w = opm_hardware_idle_power_w(hw, 0);
+    h->obj_active_w = opm_energy_active_power_w(hw);
+    h->obj_tdp_w = opm_hardware_tdp_w(hw);
     double budget = opm_hardware_tdp_w(hw) - opm_hw_measured_idle_w(hw, 0);
     if (flop_j > 0 && budget > 0) {
         h->power_w = budget;

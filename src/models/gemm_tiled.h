@@ -113,7 +113,7 @@ typedef struct gemm_hw {
      * and the energies it scores with: J per executed FLOP (given or TDP
      * rule), per DRAM and per L2 byte, idle W at the clock. */
     int objective;
-    double obj_flop_j, obj_dram_j, obj_l2_j, obj_idle_w;
+    double obj_flop_j, obj_dram_j, obj_l2_j, obj_idle_w, obj_active_w, obj_tdp_w;
 } gemm_hw;
 
 /* A kernel configuration (a catalog entry, or the hints of one op). */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../hardware/hw_internal.h"
+#include "../models/energy.h"
 #include "energy_fit.h"
 
 const char *const opm_efit_names[OPM_EFIT_N] = {"compute", "dram", "l2", "static"};
@@ -33,11 +34,23 @@ static int on_line(void *ctx, const opm_general *v, const opm_general_line *l, c
         f->rows_no_energy++;
         return 0;
     }
+    /* A line the model puts at tdp_w (the TDP left the active base power
+     * only part) has energy tdp_w × time whatever the per-term
+     * coefficients: it says nothing of them, and is not used. */
+    const opm_diag *act = opm_profile_diag(p, "active_power_w");
+    double act_w = act && !act->is_text ? act->number : 0;
+    if (act && act_w < opm_energy_active_power_w(hw) * (1 - 1e-9)) {
+        f->rows_at_tdp++;
+        return 0;
+    }
     if (opm_array_grow((void **)&f->rows, &f->cap, f->n_rows + 1, sizeof *f->rows)) return -1;
     opm_efit_row *r = &f->rows[f->n_rows++];
     memset(r, 0, sizeof *r);
     r->measured_j = l->measured_j;
-    r->term[OPM_EFIT_COMPUTE] = p->compute_energy_j;
+    /* The active base power (energy.c) is no J/FLOP: charged as it is. */
+    double act_j = act_w * p->latency_s;
+    r->term[OPM_EFIT_COMPUTE] = p->compute_energy_j - act_j;
+    r->fixed_j = act_j;
     /* The board idles over the time the kernel really took. */
     r->term[OPM_EFIT_STATIC] = p->latency_s > 0 ? p->static_energy_j / p->latency_s * l->measured_s : 0;
     for (size_t i = 0; i < p->level_count; i++) {
@@ -188,8 +201,8 @@ int opm_energy_fit_run(const opm_hardware *hw, const char *const *paths, size_t 
     if (!f->n_train)
         return opm_err(err, OPM_EINVAL, "--data",
                        "no training line of hardware '%s' with measured.energy_j (%zu lines of it without one, "
-                       "%zu of other hardware, %zu bad)",
-                       f->hw_name, f->rows_no_energy, f->rows_other_hw, f->g.rows_failed);
+                       "%zu of other hardware, %zu bad, %zu predicted at tdp_w)",
+                       f->hw_name, f->rows_no_energy, f->rows_other_hw, f->g.rows_failed, f->rows_at_tdp);
     double one[OPM_EFIT_N] = {1, 1, 1, 1};
     f->train_before = mape(f, one, 0);
     f->held_before = mape(f, one, 1);

@@ -38,6 +38,7 @@ typedef struct opm_energy_fit {
     size_t n_rows, cap, n_train, n_held;
     size_t rows_no_energy;       /* lines of this hardware without measured.energy_j */
     size_t rows_other_hw;        /* lines of other hardware (not used) */
+    size_t rows_at_tdp;          /* predicted at tdp_w (the TDP took active power): not used */
     double alpha[OPM_EFIT_N];    /* fitted multipliers (1 where not fitted) */
     int fitted[OPM_EFIT_N];      /* 0: no training line has that term */
     double train_before, train_after, held_before, held_after;   /* energy MAPE, % */
