@@ -82,7 +82,7 @@ static int next_line(line_reader *r, char **line, size_t *len)
         if (r->eof) return 0;
         if (have > OPM_DOCUMENT_MAX_BYTES) return -1;
         if (r->start) {
-            memmove(r->buf, b, have);
+            if (have) memmove(r->buf, b, have); /* b is NULL when nothing is left */
             r->start = 0;
             r->end = have;
         }
