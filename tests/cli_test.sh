@@ -1201,6 +1201,8 @@ assert by[(64, 131072)]["fits"] is False and by[(1, 1024)]["fits"] is True
 report $? "llm: --sweep gives one row per (batch, context) point, a point that does not fit is a row with fits false" "$why"
 run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --sweep batch=4..1*2
 fails_cleanly "llm: a bad --sweep range is one line, exit 2" "LO <= HI"
+run "$BIN" llm --config gpt2 --hardware a10 --phase decode --sweep 'context=1..9223372036854775807*2'
+fails_cleanly "llm: a --sweep point out of range fails before any row is printed, naming its field" "context: expected at most 2^32"
 run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --sweep width=1
 fails_cleanly "llm: an unknown --sweep axis is one line, exit 2" "batch=, context= or seq="
 run "$BIN" llm --config llama3_8b --hardware h100_sxm --phase decode --output-svg-kinds "$T/no/such/dir/k.svg"
@@ -1397,6 +1399,11 @@ print("" if ok else "bad summary")' "$T/out")
 [ -z "$why" ] && [ "$(lines "$T/art.csv")" -ne 448 ] && why="csv has $(lines "$T/art.csv") lines"
 [ -z "$why" ]
 report $? "validate-artifact: 447 runs, calibration runs not scored, unmatched listed, csv and svg" "$why"
+mkdir -p "$T/emptyart/workloads/all" "$T/emptyart/measurements"
+echo '[]' > "$T/emptyart/workloads/all/foo_bar_pbf16_b1_s128_modeprefill.json"
+printf 'workload,energy,time,avg_freq\nfoo_bar_pbf16_b1_s128_modeprefill_freq900_iter1.csv,1,1,900\n' > "$T/emptyart/measurements/a10_e2e.csv"
+run "$BIN" validate-artifact --data-dir "$T/emptyart" --output-plot "$T/emptyart.svg"
+fails_cleanly "validate-artifact: a kernel list without kernels is an error naming the file" "at least one kernel"
 run "$BIN" validate-artifact --data-dir "$T/nonexistent"
 fails_cleanly "validate-artifact of a missing folder: one line, exit 2"
 

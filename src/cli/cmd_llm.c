@@ -326,6 +326,18 @@ static int run_sweep(const llm_config *c, const opm_hardware *hw, llm_step_spec 
 {
     size_t total = ax[0].n * ax[1].n * ax[2].n;
     if (total > SWEEP_MAX_POINTS) return cli_usage("--sweep: %zu points (at most %d)", total, SWEEP_MAX_POINTS);
+    /* Every point's spec is checked before the first row is printed: no
+     * partial table on a bad point. */
+    for (size_t i = 0; i < ax[0].n; i++)
+        for (size_t j = 0; j < ax[1].n; j++)
+            for (size_t k = 0; k < ax[2].n; k++) {
+                llm_step_spec q = sp;
+                q.batch = ax[0].v[i];
+                q.context = ax[1].v[j];
+                q.seq = ax[2].v[k];
+                opm_error err;
+                if (llm_spec_check(c, &q, &err)) return cli_fail(&err);
+            }
     if (fmt == 2)
         puts("batch,seq,context,latency_s,tokens_per_s,time_per_output_token_s,mfu,energy_j,weights_bytes,"
              "kv_cache_bytes,activation_bytes,optimizer_bytes,capacity_bytes,fits");

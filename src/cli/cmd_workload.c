@@ -461,10 +461,11 @@ static void svg_scatter(strbuf *b, const art_result *r, int energy, double x0, d
         const art_run *u = &r->runs[i];
         if (u->status != ART_SCORED) continue;
         double m = energy ? u->energy_j : u->time_s, p = energy ? u->pred_energy_j : u->pred_time_s;
+        if (!(m > 0) || !(p > 0) || !isfinite(m) || !isfinite(p)) continue; /* no place on a log axis */
         lo = fmin(lo, fmin(m, p));
         hi = fmax(hi, fmax(m, p));
     }
-    if (!(hi > 0)) {
+    if (!(hi > 0) || !(lo > 0) || !isfinite(hi)) {
         lo = 1;
         hi = 10;
     }
@@ -492,6 +493,7 @@ static void svg_scatter(strbuf *b, const art_result *r, int energy, double x0, d
         const art_run *u = &r->runs[i];
         if (u->status != ART_SCORED) continue;
         double m = energy ? u->energy_j : u->time_s, p = energy ? u->pred_energy_j : u->pred_time_s;
+        if (!(m > 0) || !(p > 0) || !isfinite(m) || !isfinite(p)) continue;
         sb_printf(b, "<circle cx='%.1f' cy='%.1f' r='3' fill='%s' opacity='0.7'/>\n", PX(m), PY(p),
                   colours[u->file % (sizeof colours / sizeof colours[0])]);
     }

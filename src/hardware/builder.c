@@ -72,6 +72,7 @@ void opm_hardware_builder_free(opm_hardware_builder *b) { free(b); }
 
 int opm_hardware_builder_set_name(opm_hardware_builder *b, const char *name, opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     if (!name || !name[0] || strlen(name) >= sizeof b->hw.name)
         return opm_err(err, OPM_EINVAL, "name", "expected a name of 1 to %zu bytes", sizeof b->hw.name - 1);
@@ -81,6 +82,7 @@ int opm_hardware_builder_set_name(opm_hardware_builder *b, const char *name, opm
 
 int opm_hardware_builder_set_kind(opm_hardware_builder *b, const char *kind, opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     if (!kind || index_of(kind, opm_hw_kinds, 4) < 0)
         return opm_err(err, OPM_EINVAL, "kind", "expected gpu, tpu, npu or cpu, got '%.20s'", kind ? kind : "(null)");
@@ -103,6 +105,7 @@ static int set_map(opm_hardware_builder *b, int map, opm_dtype dt, double v, opm
 int opm_hardware_builder_set_peak(opm_hardware_builder *b, opm_engine engine, opm_dtype dt, double flops_per_s,
                                   opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     if (engine != OPM_ENGINE_TENSOR && engine != OPM_ENGINE_VECTOR)
         return opm_err(err, OPM_EINVAL, "engine", "expected the vector or tensor engine");
@@ -115,6 +118,7 @@ int opm_hardware_builder_set_peak(opm_hardware_builder *b, opm_engine engine, op
 int opm_hardware_builder_set_dtype_param(opm_hardware_builder *b, const char *key, opm_dtype dt, double value,
                                          opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     int map = key ? index_of(key, opm_hw_map_names, HM_COUNT) : -1;
     if (map < 0) return unknown_key(err, "compute.", key ? key : "(null)", opm_hw_map_names, HM_COUNT);
@@ -123,6 +127,7 @@ int opm_hardware_builder_set_dtype_param(opm_hardware_builder *b, const char *ke
 
 int opm_hardware_builder_set_compute(opm_hardware_builder *b, const char *key, double value, opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     int idx = key ? index_of(key, opm_hw_cparam_names, CP_COUNT) : -1;
     if (idx < 0) return unknown_key(err, "compute.", key ? key : "(null)", opm_hw_cparam_names, CP_COUNT);
@@ -139,6 +144,7 @@ int opm_hardware_builder_set_compute(opm_hardware_builder *b, const char *key, d
 
 int opm_hardware_builder_set_matrix_instruction(opm_hardware_builder *b, const char *name, opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     int mi = name ? index_of(name, opm_hw_matrix_names, 7) : -1;
     if (mi < 0)
@@ -151,6 +157,7 @@ int opm_hardware_builder_set_matrix_instruction(opm_hardware_builder *b, const c
 
 int opm_hardware_builder_set_fma_dims(opm_hardware_builder *b, int m, int n, int k, opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     int d[3] = {m, n, k};
     for (int i = 0; i < 3; i++)
@@ -163,6 +170,7 @@ int opm_hardware_builder_set_fma_dims(opm_hardware_builder *b, int m, int n, int
 
 int opm_hardware_builder_add_level(opm_hardware_builder *b, const opm_memory_level *level, opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     if (!level) return opm_err(err, OPM_EINVAL, "memory.levels", "expected a level, got NULL");
     opm_memory_level l = *level;
@@ -197,6 +205,7 @@ int opm_hardware_builder_add_level(opm_hardware_builder *b, const opm_memory_lev
 
 int opm_hardware_builder_set_utilization(opm_hardware_builder *b, opm_engine engine, double fraction, opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     const char *f = engine == OPM_ENGINE_TENSOR ? "utilization.tensor" : "utilization.vector";
     if (engine != OPM_ENGINE_TENSOR && engine != OPM_ENGINE_VECTOR)
@@ -216,6 +225,7 @@ int opm_hardware_builder_set_utilization(opm_hardware_builder *b, opm_engine eng
 int opm_hardware_builder_set_level_utilization(opm_hardware_builder *b, const char *level, double fraction,
                                                opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     char f[OPM_ERROR_FIELD_MAX];
     snprintf(f, sizeof f, "utilization.memory.%.16s", level ? level : "(null)");
@@ -231,6 +241,7 @@ int opm_hardware_builder_set_level_utilization(opm_hardware_builder *b, const ch
 
 int opm_hardware_builder_set_power(opm_hardware_builder *b, double static_power_w, double tdp_w, opm_error *err)
 {
+    if (!b) return opm_err(err, OPM_EINVAL, "builder", "expected a builder, got NULL");
     opm_error_clear(err);
     if (!(static_power_w < 0) && !isfinite(static_power_w))
         return opm_err(err, OPM_EINVAL, "static_power_w", "expected a non-negative number, got %.17g", static_power_w);

@@ -63,14 +63,14 @@ static int str(scan *s, const char **out, size_t *len)
  * by a fraction or an exponent. */
 static int integer(scan *s, int64_t *out)
 {
-    const char *b = s->p;
     int neg = s->p < s->end && *s->p == '-';
     if (neg) s->p++;
     if (s->p >= s->end || *s->p < '0' || *s->p > '9') return -1;
     if (*s->p == '0' && s->p + 1 < s->end && s->p[1] >= '0' && s->p[1] <= '9') return -1;
     uint64_t v = 0;
+    const char *d0 = s->p;
     for (; s->p < s->end && *s->p >= '0' && *s->p <= '9'; s->p++) {
-        if (s->p - b > 18) return -1; /* 19 digits or more: let strtoll judge */
+        if (s->p - d0 >= 18) return -1; /* 19 digits or more: let strtoll judge */
         v = v * 10 + (uint64_t)(*s->p - '0');
     }
     if (s->p < s->end && (*s->p == '.' || *s->p == 'e' || *s->p == 'E')) return -1;

@@ -418,18 +418,23 @@ static uint64_t cache_bytes(const llm_config *c, const llm_step_spec *sp, int64_
     return u64((double)sp->batch * total * kb);
 }
 
-int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, opm_error *err)
+/* The checks llm_step_build makes before building: a sweep runs them on
+ * every point first, so it fails before printing anything. */
+int llm_spec_check(const llm_config *c, const llm_step_spec *sp, opm_error *err)
 {
-    memset(s, 0, sizeof *s);
     opm_error_clear(err);
     if (sp->batch < 1 || sp->seq < 1 || sp->context < 0 || sp->tp < 1 || sp->pp < 1 || sp->ep < 1)
         return opm_err(err, OPM_EINVAL, "batch", "batch, seq, tp, pp and ep must be at least 1 and context at least 0");
     /* bounds that keep every size product below 2^63 (configs cap their sizes at 2^24) */
-    if (sp->batch > (1 << 24) || sp->seq > (1 << 24) || sp->context > (INT64_C(1) << 32) ||
-        sp->batch * sp->seq > (INT64_C(1) << 36) || sp->tp > (1 << 20) || sp->pp > (1 << 20) || sp->ep > (1 << 20))
-        return opm_err(err, OPM_EINVAL, "batch",
-                       "expected batch and seq at most 2^24 (batch x seq at most 2^36), context at most 2^32 and "
-                       "tp, pp, ep at most 2^20");
+    if (sp->batch > (1 << 24) || sp->seq > (1 << 24) || sp->batch * sp->seq > (INT64_C(1) << 36))
+        return opm_err(err, OPM_EINVAL, sp->seq > (1 << 24) ? "seq" : "batch",
+                       "expected batch and seq at most 2^24 (batch x seq at most 2^36), got %lld and %lld",
+                       (long long)sp->batch, (long long)sp->seq);
+    if (sp->context > (INT64_C(1) << 32))
+        return opm_err(err, OPM_EINVAL, "context", "expected at most 2^32, got %lld", (long long)sp->context);
+    if (sp->tp > (1 << 20) || sp->pp > (1 << 20) || sp->ep > (1 << 20))
+        return opm_err(err, OPM_EINVAL, sp->tp > (1 << 20) ? "tp" : sp->pp > (1 << 20) ? "pp" : "ep",
+                       "expected tp, pp and ep at most 2^20");
     if (sp->phase == LLM_DECODE && sp->context < 1)
         return opm_err(err, OPM_EINVAL, "context", "decode needs --context ≥ 1 (the tokens attended to)");
     if (c->encoder && sp->phase == LLM_DECODE)
@@ -453,6 +458,15 @@ int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, op
     if (sp->ep > 1 && (!c->experts || c->experts % sp->ep))
         return opm_err(err, OPM_EINVAL, "ep", "%lld does not divide the experts (%lld)", (long long)sp->ep,
                        (long long)c->experts);
+
+    return 0;
+}
+
+int llm_step_build(const llm_config *c, const llm_step_spec *sp, llm_step *s, opm_error *err)
+{
+    memset(s, 0, sizeof *s);
+    int bad = llm_spec_check(c, sp, err);
+    if (bad) return bad;
 
     builder b = {s, 0, sp, sp->kinds_mask, OPM_PHASE_INFERENCE, -1, 1, err, 0};
     b.phase = sp->phase == LLM_PREFILL ? OPM_PHASE_PREFILL : sp->phase == LLM_DECODE ? OPM_PHASE_DECODE

@@ -113,6 +113,8 @@ typedef struct llm_step {
 } llm_step;
 
 /* Builds the op list.  0 or a status; on failure *step is empty. */
+/* The spec checks alone (llm_step_build runs them first): 0 or a status. */
+int llm_spec_check(const llm_config *c, const llm_step_spec *spec, opm_error *err);
 int llm_step_build(const llm_config *c, const llm_step_spec *spec, llm_step *step, opm_error *err);
 /* Predicts every op on hw with spec->model. */
 int llm_step_predict(llm_step *step, const llm_step_spec *spec, const opm_hardware *hw, opm_error *err);

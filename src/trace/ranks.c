@@ -193,8 +193,10 @@ static double busbw_factor(const char *coll, int64_t n)
     if (!strcmp(coll, "reduce_scatter") || !strcmp(coll, "_reduce_scatter_base") || !strcmp(coll, "reduce_scatter_tensor") ||
         !strcmp(coll, "allgather") || !strcmp(coll, "_allgather_base") || !strcmp(coll, "all_gather_into_tensor") ||
         !strcmp(coll, "all_to_all") || !strcmp(coll, "all_to_allv") || !strcmp(coll, "alltoall") ||
-        !strcmp(coll, "alltoall_base"))
-        return (d - 1) / d;
+        !strcmp(coll, "alltoall_base") || !strcmp(coll, "allgather_into_tensor_coalesced") ||
+        !strcmp(coll, "reduce_scatter_tensor_coalesced") || !strcmp(coll, "allgather_coalesced") ||
+        !strcmp(coll, "gather") || !strcmp(coll, "scatter"))
+        return (d - 1) / d; /* nccl-tests: gather and scatter move (n-1)/n of the buffer over the root's link */
     if (!strcmp(coll, "broadcast") || !strcmp(coll, "reduce") || !strcmp(coll, "send") || !strcmp(coll, "recv") ||
         !strcmp(coll, "send_recv"))
         return 1.0;

@@ -59,7 +59,8 @@ static int parse_name(const char *name, art_key *k)
     snprintf(k->config, sizeof k->config, "%s", p);
     p = q + 2;
     int have_batch = 0;
-    for (char *tok = strtok(p, "_"); tok; tok = strtok(NULL, "_")) {
+    char *save = NULL; /* strtok_r: strtok keeps hidden state across threads */
+    for (char *tok = strtok_r(p, "_", &save); tok; tok = strtok_r(NULL, "_", &save)) {
         if (!k->prec[0]) {
             snprintf(k->prec, sizeof k->prec, "%s", tok);
         } else if (tok[0] == 'b' && isdigit((unsigned char)tok[1])) {
@@ -165,6 +166,12 @@ static int load_workloads(art_result *r, const char *dir, wl_dir *out, opm_error
             opm_workload_free(w);
             break;
         }
+        /* A run matched to no kernels would score 0 s and 0 J. */
+        if (opm_workload_kernel_count(w) == 0) {
+            opm_workload_free(w);
+            rc = opm_err(err, OPM_EINVAL, NULL, "%s: expected a kernel list with at least one kernel", paths[i]);
+            break;
+        }
         const char *b = base_name(paths[i]);
         size_t bl = strlen(b);
         char *stem = strndup(b, bl > 5 ? bl - 5 : bl);
@@ -253,6 +260,11 @@ static int read_runs(art_result *r, const char *path, const wl_dir *all, const w
         }
         run.energy_j = v[0];
         run.time_s = v[1] / 1e3;   /* the artifact's time is ms per iteration */
+        /* Under 1 MHz no GPU runs: such a clock would predict infinite time. */
+        if (v[2] < 1) {
+            rc = opm_csv_error(&c, err, cols[3], "expected a clock of at least 1 MHz, got '%s'", c.fld[col[3]]);
+            goto out;
+        }
         run.avg_freq_mhz = v[2];
         run.file = (uint32_t)fi;
         run.hw = (uint32_t)hi;

@@ -80,6 +80,7 @@ void wl_mark_get(const opm_workload *w, wl_mark *m)
     m->n_keys = w->keys.count;
     m->kernels = w->kernels;
     m->skipped = w->skipped;
+    m->last_count = w->n_seq ? w->seq[w->n_seq - 1].count : 0;
 }
 
 void wl_rollback(opm_workload *w, const wl_mark *m)
@@ -87,6 +88,7 @@ void wl_rollback(opm_workload *w, const wl_mark *m)
     for (size_t i = m->n_ops; i < w->n_ops; i++) opm_op_free(w->ops[i]);
     w->n_ops = m->n_ops;
     w->n_seq = m->n_seq;
+    if (w->n_seq) w->seq[w->n_seq - 1].count = m->last_count;
     w->kernels = m->kernels;
     w->skipped = m->skipped;
     /* Interned keys cannot be removed; they stop pointing at dropped ops. */

@@ -32,6 +32,7 @@ struct opm_workload {
 typedef struct wl_mark {
     size_t n_ops, n_seq, n_keys;
     uint64_t kernels, skipped;
+    uint64_t last_count; /* the last launch's count: a repeat of its op merges into it */
 } wl_mark;
 
 void wl_mark_get(const opm_workload *w, wl_mark *m);

@@ -144,6 +144,20 @@ Test(workload, jsonl_counts_and_rollback)
     cr_assert(strstr(err.message, "b.jsonl:2: count: expected an integer >= 1"), "%s", err.message);
     cr_assert_eq(opm_workload_kernel_count(w), 4, "the failed file left nothing");
     cr_assert_eq(opm_workload_op_count(w), 2);
+    /* A failing file whose first line repeats the last op merges into its
+     * launch before failing: the rollback restores that launch's count. */
+    const char *merge = "{\"name\": \"act\", \"kind\": \"elementwise\", \"shape\": [64], \"dtype\": \"bf16\", \"op\": \"relu\"}\n"
+                        "{\"kind\": \"nope\"}\n";
+    cr_assert_neq(opm_workload_add_text(w, merge, strlen(merge), "c.jsonl", &err), 0);
+    cr_assert_eq(opm_workload_kernel_count(w), 4);
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
+    opm_workload_options o;
+    opm_workload_options_init(&o);
+    opm_workload_result *r = opm_workload_evaluate(w, hw, &o, &err);
+    cr_assert_not_null(r, "%s", err.message);
+    cr_assert_eq(opm_workload_result_totals(r)->kernels, 4, "the sequence holds the kernels the count says");
+    opm_workload_result_free(r);
+    opm_hardware_free(hw);
     opm_workload_free(w);
 }
 
