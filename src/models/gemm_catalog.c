@@ -3,7 +3,8 @@
  * with their warps, stages and registers), a kernel's display name, kernel
  * hints and their bounds, and the selection (every catalog kernel, with a
  * split-K sweep for unbatched launches, timed by the wave model; the
- * fastest kept).  Tiling and timing are in gemm_tiled.c and gemm_waves.c. */
+ * fastest kept; on warp-level MMA only the largest tiles that still fill
+ * the SMs, when one does).  Tiling and timing are in gemm_tiled.c and gemm_waves.c. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -328,17 +329,33 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
     default: CAT(tensor_cat); break;
     }
 #undef CAT
-    int found = 0;
-    for (size_t i = 0; i < n; i++) {
-        from_entry(&cat[i], pb, h, &k);
-        if (!fixed_split) {
-            split_k_sweep(pb, h, wave, k, 1, best, &found);
-            continue;
+    /* Warp-level MMA libraries (cuBLAS's Ampere/Ada heuristics) do not run
+     * a tile smaller than the largest one that still gives every SM a
+     * tile, though a per-SM timing of several small co-resident CTAs calls
+     * it as fast: measured, it is not (docs/gemm_models.md, "Tile choice on
+     * warp-level MMA").  Problems no such tile fills keep the full sweep. */
+    double min_area = 0;
+    if (h->mi == GEMM_MI_MMA_SYNC && h->tensor && !fixed_split)
+        for (size_t i = 0; i < n; i++) {
+            from_entry(&cat[i], pb, h, &k);
+            double tiles = pb->batch * opm_gemm_tile_rows(pb, k.tm) * ceil(pb->n / k.tn);
+            if (tiles >= h->num_sms && (double)k.tm * k.tn > min_area) min_area = (double)k.tm * k.tn;
         }
-        k.split_k = fixed_split;
-        k.split_hinted = 1;
-        k.stream_k = 0;
-        if (opm_gemm_setup(pb, h, &k, &e)) time_and_keep(pb, h, wave, &e, best, &found);
+    int found = 0;
+    /* Pass 1 (the whole catalog) only when no large tile fits an SM. */
+    for (int pass = 0; pass < 2 && !found; pass++) {
+        for (size_t i = 0; i < n; i++) {
+            from_entry(&cat[i], pb, h, &k);
+            if (pass == 0 && (double)k.tm * k.tn < min_area) continue;
+            if (!fixed_split) {
+                split_k_sweep(pb, h, wave, k, 1, best, &found);
+                continue;
+            }
+            k.split_k = fixed_split;
+            k.split_hinted = 1;
+            k.stream_k = 0;
+            if (opm_gemm_setup(pb, h, &k, &e)) time_and_keep(pb, h, wave, &e, best, &found);
+        }
     }
     if (!found)
         return opm_err(err, OPM_EUNSUPPORTED, "hardware",

@@ -274,6 +274,26 @@ Test(gemm_models, occupancy_limits)
     opm_hardware_free(hw);
 }
 
+/* Warp-level MMA: no tile smaller than the largest that fills the SMs
+ * (4096x1024: 256x128 gives 128 tiles on 108 SMs, where three co-resident
+ * 128x64 CTAs timed as fast); a problem no tile fills keeps the sweep and
+ * its split-K. */
+Test(gemm_models, mma_sync_tile_fills_the_sms)
+{
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
+    opm_op *big = gemm(1, 4096, 1024, 1024, OPM_BF16), *tiny = gemm(1, 256, 256, 16384, OPM_BF16);
+    for (int i = 0; i < 2; i++) {
+        opm_profile p = predict_ok(both_models[i], big, hw);
+        cr_assert_eq(diag_num(&p, "tiles"), 128, "%s: %s", both_models[i], diag_text(&p, "kernel"));
+        cr_assert_eq(diag_num(&p, "ctas_per_sm"), 1);
+        opm_profile q = predict_ok(both_models[i], tiny, hw);
+        cr_assert_gt(diag_num(&q, "split_k"), 1, "%s: %s", both_models[i], diag_text(&q, "kernel"));
+    }
+    opm_op_free(big);
+    opm_op_free(tiny);
+    opm_hardware_free(hw);
+}
+
 Test(gemm_models, hints_honoured)
 {
     opm_hardware *hw = builtin_hw("a100_40gb_pcie");
