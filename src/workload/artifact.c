@@ -443,7 +443,7 @@ int art_run_all(art_result *r, const char *data_dir, const char *model, opm_erro
             rc = err ? err->code : OPM_EINVAL;
             break;
         }
-        u->idle_w = wl_idle_power_w(hw);
+        u->idle_w = opm_hardware_idle_power_w(hw, 0);
         rc = wl_costs(w, hw, m, u->dev_s, u->op_j, err);
         opm_hardware_free(hw);
         if (rc) {

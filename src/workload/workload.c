@@ -13,14 +13,6 @@
 #include <string.h>
 #include "workload_internal.h"
 
-/* Idle board power at a clock: the hardware's per-clock idle table, else its
- * static power scaled to the clock (opm_hardware_idle_power_w's rule), so a
- * gap at a locked low clock is charged what the board draws there. */
-static double idle_power_w(const opm_hardware *hw, double clock_hz)
-{
-    return opm_hardware_idle_power_w(hw, clock_hz);
-}
-
 /* Host launch intervals: host time from one kernel launch to the next in a
  * PyTorch eager loop, the floor an eager kernel cannot go under.  Entry 0
  * is the default; it is not taken from the EnergAIzer runs, so
@@ -300,7 +292,8 @@ opm_workload_result *opm_workload_evaluate(const opm_workload *w, const opm_hard
         cost[i] = (op_cost){p.latency_s, p.energy_j, (double)p.flops, dram_bytes(&p)};
     }
     double clock_hz = opm_hardware_clock_hz(hw);
-    double idle_w = idle_power_w(hw, clock_hz);
+    /* The gaps are charged what the board idles at this clock. */
+    double idle_w = opm_hardware_idle_power_w(hw, clock_hz);
     opm_workload_totals *t = &r->totals;
     t->idle_power_w = idle_w;
     t->launch_interval_s = interval;
@@ -377,7 +370,6 @@ const opm_workload_entry *opm_workload_result_op(const opm_workload_result *r, s
     return r && i < r->n_ops ? &r->ops[i] : NULL;
 }
 
-double wl_idle_power_w(const opm_hardware *hw) { return idle_power_w(hw, opm_hardware_clock_hz(hw)); }
 
 int wl_costs(const opm_workload *w, const opm_hardware *hw, const opm_model *m, double *dev_s, double *energy_j,
              opm_error *err)

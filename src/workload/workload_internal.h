@@ -54,10 +54,9 @@ int wl_read_jsonl(opm_workload *w, const char *text, size_t len, const char *sou
 int wl_is_energaizer(const char *text, size_t len);
 
 /* For validate-artifact (artifact.c), which re-sums one workload at many
- * launch intervals: the idle power evaluate charges at hw's clock, each
- * distinct op's device time and energy on hw, and the sequence's eager
- * time and energy with those costs at interval_s (0: graph). */
-double wl_idle_power_w(const opm_hardware *hw);
+ * launch intervals: each distinct op's device time and energy on hw, and
+ * the sequence's eager time and energy with those costs at interval_s (0:
+ * graph); the idle power it charges is opm_hardware_idle_power_w's. */
 int wl_costs(const opm_workload *w, const opm_hardware *hw, const opm_model *m, double *dev_s, double *energy_j,
              opm_error *err);
 void wl_sum(const opm_workload *w, const double *dev_s, const double *energy_j, double interval_s, double idle_w,
