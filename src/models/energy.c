@@ -82,7 +82,7 @@ static const opm_memory_level *level_of(const opm_hardware *hw, size_t i, const 
 
 /* J/FLOP of the engine at dt: the given figure, else the TDP rule's
  * (noted in *derived), else — for vector work in a narrow type — fp32's. */
-static double flop_j(const opm_hardware *hw, opm_engine e, opm_dtype dt, missing_list *derived)
+static double flop_j(const opm_hardware *hw, opm_engine e, opm_dtype dt, missing_list *derived, int *rule_flop)
 {
     int v = e == OPM_ENGINE_VECTOR;
     const char *name = v ? "vector_energy_j_per_flop" : "tensor_energy_j_per_flop";
@@ -92,6 +92,7 @@ static double flop_j(const opm_hardware *hw, opm_engine e, opm_dtype dt, missing
         if (j > 0) return j;
         if ((unsigned)try[k] < OPM_DTYPE_COUNT && hw->derived_j_per_flop[v][try[k]] > 0) {
             missing(derived, name, opm_dtype_name(try[k]));
+            *rule_flop = 1;
             return hw->derived_j_per_flop[v][try[k]];
         }
     }
@@ -198,8 +199,8 @@ double opm_energy_active_power_w(const opm_hardware *hw)
     return ACTIVE_POWER_FRACTION * hw->tdp_w * v2f_ratio(hw, opm_hardware_clock_hz(hw), ftop);
 }
 
-static void activity_cap(opm_profile *p, const opm_hardware *hw);
-static void add_active(opm_profile *p, const opm_hardware *hw, opm_diag *d);
+static double activity_cap(opm_profile *p, const opm_hardware *hw, int rule_flop);
+static void add_active(opm_profile *p, const opm_hardware *hw, double clock_hz, opm_diag *d);
 
 void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_in *in)
 {
@@ -207,11 +208,12 @@ void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_i
      * quarter of a roofline prediction. */
     missing_list miss, derived;
     miss.n = derived.n = 0;
+    int rule_flop = 0;
     if (hw->power_set) {
         module_power_energy(p, hw);
     } else {
-        double mj = in->matrix_flops > 0 ? flop_j(hw, in->matrix_engine, in->matrix_dtype, &derived) : 0;
-        double vj = in->vector_flops > 0 ? flop_j(hw, OPM_ENGINE_VECTOR, in->vector_dtype, &derived) : 0;
+        double mj = in->matrix_flops > 0 ? flop_j(hw, in->matrix_engine, in->matrix_dtype, &derived, &rule_flop) : 0;
+        double vj = in->vector_flops > 0 ? flop_j(hw, OPM_ENGINE_VECTOR, in->vector_dtype, &derived, &rule_flop) : 0;
         if (in->matrix_flops > 0 && mj <= 0)
             missing(&miss, in->matrix_engine == OPM_ENGINE_TENSOR ? "tensor_energy_j_per_flop"
                                                                               : "vector_energy_j_per_flop",
@@ -245,20 +247,18 @@ void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_i
     for (size_t i = 0; i < miss.n; i++) opm_diag_text_n(p, keys[i], strlen(keys[i]) + 1, miss.what[i]);
     /* Coefficients the TDP rule stood in for: one diagnostic, the first. */
     if (derived.n) opm_diag_text(p, "energy_derived", derived.what[0]);
-    if (!in->capped) activity_cap(p, hw);
-    if (!hw->power_set) add_active(p, hw, NULL);
+    double clock_hz = in->capped ? opm_hardware_clock_hz(hw) : activity_cap(p, hw, rule_flop);
+    if (!hw->power_set) add_active(p, hw, clock_hz, NULL);
 }
 
 /* The power cap on the op's activity power (idle plus FLOP and byte
  * energy; the active base power is added after it, clamped, by add_active). */
-static void activity_cap(opm_profile *p, const opm_hardware *hw)
+static double activity_cap(opm_profile *p, const opm_hardware *hw, int rule_flop)
 {
-    /* A J/FLOP from the TDP rule is by construction the one at which the
-     * dense peak draws tdp_w: a cap computed from it would throttle every
-     * compute-bound op at its peak, so there is none (as in the GEMM cap,
-     * which reads given figures only). */
-    const opm_diag *dv = opm_profile_diag(p, "energy_derived");
-    int rule_flop = dv && dv->is_text && strstr(dv->text, "_per_flop");
+    /* A J/FLOP from the TDP rule (rule_flop) is by construction the one at
+     * which the dense peak draws tdp_w: a cap computed from it would
+     * throttle every compute-bound op at its peak, so there is none (as in
+     * the GEMM cap, which reads given figures only). */
     double s = rule_flop ? 1 : power_cap(p, hw, dynamic_j(p));
     if (s < 1) {
         double f = opm_hardware_clock_hz(hw), v2 = volt_ratio_sq(hw, f, s);
@@ -273,6 +273,7 @@ static void activity_cap(opm_profile *p, const opm_hardware *hw)
     }
     p->energy_j = dynamic_j(p) + p->static_energy_j;
     p->average_power_w = p->latency_s > 0 ? p->energy_j / p->latency_s : 0;
+    return opm_hardware_clock_hz(hw) * s;
 }
 
 /* Adds the active base power over the op's busy time, in compute_j, and
@@ -280,13 +281,11 @@ static void activity_cap(opm_profile *p, const opm_hardware *hw)
  * limiter holds the total to tdp_w: the active power is what the TDP leaves
  * over idle and the op's activity power, so a capped op (activity at the
  * TDP) gets none. */
-static void add_active(opm_profile *p, const opm_hardware *hw, opm_diag *d)
+static void add_active(opm_profile *p, const opm_hardware *hw, double clock_hz, opm_diag *d)
 {
     double act_w = opm_energy_active_power_w(hw);
     if (!(act_w > 0) || !(p->latency_s > 0)) return;
-    const opm_diag *c = opm_profile_diag(p, "power_capped_clock_hz");
-    double f = c && !c->is_text ? c->number : opm_hardware_clock_hz(hw);
-    double room = hw->tdp_w - opm_hardware_idle_power_w(hw, f) - dynamic_j(p) / p->latency_s;
+    double room = hw->tdp_w - opm_hardware_idle_power_w(hw, clock_hz) - dynamic_j(p) / p->latency_s;
     if (act_w > room) act_w = room > 0 ? room : 0;
     p->compute_energy_j += act_w * p->latency_s;
     if (d) d->number = act_w;
@@ -305,6 +304,10 @@ void opm_energy_cap(opm_profile *p, const opm_hardware *hw)
     for (size_t i = 0; i < p->diag_count; i++)
         if (!p->diags[i].is_text && !strcmp(p->diags[i].key, "active_power_w")) d = &p->diags[i];
     if (d) p->compute_energy_j -= d->number * p->latency_s;
-    activity_cap(p, hw);
-    if (d) add_active(p, hw, d);
+    /* Called on a finished profile: whether the TDP rule stood in for a
+     * J/FLOP is read back from the diagnostic opm_energy_apply wrote. */
+    const opm_diag *dv = opm_profile_diag(p, "energy_derived");
+    int rule_flop = dv && dv->is_text && strstr(dv->text, "_per_flop");
+    double clock_hz = activity_cap(p, hw, rule_flop);
+    if (d) add_active(p, hw, clock_hz, d);
 }
