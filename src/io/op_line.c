@@ -78,6 +78,19 @@ static int integer(scan *s, int64_t *out)
     return 0;
 }
 
+/* After a list element: 0 at the closing ']' (consumed), 1 after a ',',
+ * -1 on anything else. */
+static int list_next(scan *s)
+{
+    ws(s);
+    if (s->p >= s->end) return -1;
+    if (*s->p == ']') {
+        s->p++;
+        return 0;
+    }
+    return *s->p++ == ',' ? 1 : -1;
+}
+
 static int int_list(scan *s, size_t *first, size_t *count)
 {
     s->p++; /* '[' */
@@ -93,13 +106,8 @@ static int int_list(scan *s, size_t *first, size_t *count)
         if (s->n_ints == MAX_INTS || integer(s, &s->ints[s->n_ints])) return -1;
         s->n_ints++;
         (*count)++;
-        ws(s);
-        if (s->p >= s->end) return -1;
-        if (*s->p == ']') {
-            s->p++;
-            return 0;
-        }
-        if (*s->p++ != ',') return -1;
+        int more = list_next(s);
+        if (more <= 0) return more;
     }
 }
 
@@ -135,13 +143,8 @@ static int value(scan *s, pair *v)
                 s->list_first[s->n_lists] = f;
                 s->list_count[s->n_lists++] = n;
                 v->count++;
-                ws(s);
-                if (s->p >= s->end) return -1;
-                if (*s->p == ']') {
-                    s->p++;
-                    return 0;
-                }
-                if (*s->p++ != ',') return -1;
+                int more = list_next(s);
+                if (more <= 0) return more;
             }
         }
         v->type = V_INTS;
