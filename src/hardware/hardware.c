@@ -38,6 +38,14 @@ const char *const opm_hw_level_keys[LK_COUNT + 1] = {
 const char *const opm_hw_level_names[] = {"register", "sram", "l1", "l2", "llc", "hbm", NULL};
 static const int level_ranks[] = {0, 1, 1, 2, 3, 4};
 const char *const opm_hw_kinds[] = {"gpu", "tpu", "npu", "cpu", NULL};
+const char *const opm_hw_objective_names[] = {"latency", "energy", "edp", NULL};
+
+int opm_hw_objective_index(const char *name)
+{
+    for (int i = 0; name && opm_hw_objective_names[i]; i++)
+        if (!strcmp(name, opm_hw_objective_names[i])) return i;
+    return -1;
+}
 
 int opm_hw_level_rank(const char *name)
 {
@@ -168,8 +176,7 @@ void opm_hw_derive_energy(opm_hardware *hw)
 
 const char *opm_hardware_gemm_selection_objective(const opm_hardware *hw)
 {
-    static const char *const names[] = {"latency", "energy", "edp"};
-    return names[hw->gemm_objective >= 0 && hw->gemm_objective <= 2 ? hw->gemm_objective : 0];
+    return opm_hw_objective_names[hw->gemm_objective >= 0 && hw->gemm_objective <= 2 ? hw->gemm_objective : 0];
 }
 
 void opm_hw_init(opm_hardware *hw)

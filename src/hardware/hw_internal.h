@@ -80,6 +80,11 @@ enum { LK_NAME, LK_SIZE, LK_BANDWIDTH, LK_PARTITIONS = 11, LK_COUNT = 12 };
 extern const char *const opm_hw_level_keys[LK_COUNT + 1];
 extern const char *const opm_hw_level_names[];
 extern const char *const opm_hw_kinds[];
+/* gemm_selection_objective's values, in gemm_objective's order
+ * (latency 0, energy 1, edp 2), NULL-terminated. */
+extern const char *const opm_hw_objective_names[];
+/* The index of an objective name in opm_hw_objective_names, -1 if none. */
+int opm_hw_objective_index(const char *name);
 
 /* The value checks shared by the YAML loader (which reports them at the
  * file position) and opm_hw_check (which the loader and the builder both

@@ -13,7 +13,7 @@
 static const char *const top_keys[] = {"name", "kind", "static_power_w", "tdp_w", "compute", "memory",
                                        "utilization", "energy_model", "interconnect", "idle_power", "supply_voltage",
                                        "static_power_clock_hz", "gemm_selection_objective", NULL};
-static const char *const objectives[] = {"latency", "energy", "edp", NULL};
+#define objectives opm_hw_objective_names
 #define level_keys opm_hw_level_keys
 
 typedef struct ctx {

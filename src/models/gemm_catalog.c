@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "../core/internal.h"
+#include "hw_internal.h"
 #include "gemm_tiled.h"
 
 void opm_gemm_kernel_name(const gemm_kernel *k, char *buf, size_t cap)
@@ -279,17 +280,19 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
 {
     gemm_kernel k;
     gemm_eval e;
-    /* An op's gemm_selection_objective overrides the hardware's. */
-    gemm_hw hh = *h_in;
-    const gemm_hw *h = &hh;
+    /* An op's gemm_selection_objective overrides the hardware's (a copy
+     * of the description's figures only when the op names one). */
+    const gemm_hw *h = h_in;
+    gemm_hw hh;
     const char *obj = opm_op_get_string(op, "gemm_selection_objective", NULL);
     if (obj) {
-        if (!strcmp(obj, "latency")) hh.objective = 0;
-        else if (!strcmp(obj, "energy")) hh.objective = 1;
-        else if (!strcmp(obj, "edp")) hh.objective = 2;
-        else
+        int o = opm_hw_objective_index(obj);
+        if (o < 0)
             return opm_err(err, OPM_EINVAL, "attrs.gemm_selection_objective",
                            "expected latency, energy or edp, got '%.40s'", obj);
+        hh = *h_in;
+        hh.objective = o;
+        h = &hh;
     }
     int hinted = opm_gemm_hinted(op, h, &k, err);
     if (hinted < 0) return -hinted;

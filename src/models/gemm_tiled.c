@@ -235,8 +235,7 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     double flop_j = h->tensor ? opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt)
                               : opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, simt_dt);
     if (flop_j <= 0 && !h->tensor) flop_j = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
-    const char *obj = opm_hardware_gemm_selection_objective(hw);
-    h->objective = obj[0] == 'l' ? 0 : obj[1] == 'n' ? 1 : 2;
+    h->objective = hw->gemm_objective >= 0 && hw->gemm_objective <= 2 ? hw->gemm_objective : 0;
     int v = !h->tensor;
     opm_dtype odt = v ? simt_dt : dt;
     h->obj_flop_j = opm_hardware_energy_j_per_flop(hw, v ? OPM_ENGINE_VECTOR : OPM_ENGINE_TENSOR, odt);
