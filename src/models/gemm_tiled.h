@@ -214,17 +214,21 @@ typedef struct gemm_eval {
  * MFMA"): after each scale block's MFMAs, every fp32 accumulator is
  * rescaled by its row's and column's scales and added to the running sum
  * on the vector ALUs (CK's ab_scale pipeline), which the next block's
- * MFMAs wait on.  MFMA_DEQUANT_VALU_INSTR wave-wide VALU instructions per
- * accumulator per scale block (physical count: the move out of the MFMA
- * accumulator, the scaled FMA into the sum, the reset of the block
- * accumulator: 3, less where the compiler folds the reset into the first
- * MFMA); fitted 2.5 on aiter's 23,414 MI300X block-scaled rows (MAPE 2.0:
- * 10.6%, 2.5: 6.8%, 3.0: 9.1%), bounded [1, 4]; the only MFMA GPU with
- * block-scaled rows, so no held-out GPU.  Each runs on one of a CU's MFMA_SIMDS_PER_CU SIMDs of
- * MFMA_SIMD_LANES lanes (a 64-lane wave instruction takes 4 clocks: AMD
- * CDNA 3 ISA guide, section 1; the same on CDNA 2 and CDNA 4).  Scale blocks
- * deeper than MFMA_SCALE_TILE_MAX_K elements keep the catalog's K tile. */
-#define MFMA_DEQUANT_VALU_INSTR 2.5
+ * MFMAs wait on.  Per scale block a CTA pays MFMA_DEQUANT_VALU_INSTR
+ * lane instructions per accumulator (the move out of the MFMA result and
+ * half a packed v_pk_fma_f32: 1.5; fitted 1.0, bounded [0.5, 4]), run on
+ * the CU's MFMA_SIMDS_PER_CU SIMDs of MFMA_SIMD_LANES lanes (a 64-lane
+ * wave instruction takes 4 clocks: AMD CDNA 3 ISA guide; the same on
+ * CDNA 2 and CDNA 4), and MFMA_SCALE_BLOCK_STALL_CYCLES of exposed latency
+ * (the MFMA chain's drain before the dequantisation may read it, the next
+ * block's LDS reads and barrier before its MFMAs; fitted 350, bounded
+ * [0, 1000]).  Neither is hidden by a second resident CTA: aiter's 64x64
+ * kernels take the same time per tile and block with one or two tiles per
+ * CU.  Both fitted jointly on aiter's 23,414 MI300X block-scaled rows (the
+ * only MFMA GPU with such rows: no held-out GPU).  Scale blocks deeper
+ * than MFMA_SCALE_TILE_MAX_K elements keep the catalog's K tile. */
+#define MFMA_DEQUANT_VALU_INSTR 1.0
+#define MFMA_SCALE_BLOCK_STALL_CYCLES 350.0
 #define MFMA_SIMDS_PER_CU 4.0
 #define MFMA_SIMD_LANES 16.0
 #define MFMA_SCALE_TILE_MAX_K 256

@@ -32,8 +32,8 @@ void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval 
     w->dq_s = 0;
     if (k->mi == GEMM_MI_MFMA && h->tensor && pb->scale_bk > 0) {
         double simds = mind((double)k->warps, MFMA_SIMDS_PER_CU);
-        double lane_ops = (double)k->tm * k->tn * MFMA_DEQUANT_VALU_INSTR * k->tk / pb->scale_bk;
-        w->dq_s = lane_ops / (simds * MFMA_SIMD_LANES) / h->clock_hz;
+        double lane_ops = (double)k->tm * k->tn * MFMA_DEQUANT_VALU_INSTR;
+        w->dq_s = (lane_ops / (simds * MFMA_SIMD_LANES) + MFMA_SCALE_BLOCK_STALL_CYCLES) * k->tk / pb->scale_bk / h->clock_hz;
     }
 }
 

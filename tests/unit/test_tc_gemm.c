@@ -494,7 +494,7 @@ Test(tc_gemm, mfma_block_scale_dequant)
         cr_assert_null(diag(&p, "dequant_time_s"));
         /* The dequantisation is a serial phase, not hidden behind the MFMAs. */
         cr_assert_gt(b.latency_s, p.latency_s * 1.2, "%s: %g vs %g", model, b.latency_s, p.latency_s);
-        cr_assert_gt(diag_num(&f, "dequant_time_s"), dq * 1.5, "%s", model);
+        cr_assert_gt(diag_num(&f, "dequant_time_s"), dq * 1.1, "%s: %g vs %g", model, diag_num(&f, "dequant_time_s"), dq);
         if (!mi_) cr_assert_geq(diag_num(&b, "compute_time_s"), dq);
         int tk = 0;
         cr_assert_eq(sscanf(strrchr(diag(&b, "tile")->text, 'x') + 1, "%d", &tk), 1);
