@@ -510,3 +510,30 @@ Test(tc_gemm, mfma_block_scale_dequant)
     opm_hardware_free(mi);
     opm_hardware_free(h100);
 }
+
+/* A second resident CTA does not hide the dequantisation: a 64x64 kernel
+ * (two fit a CU's LDS) with two tiles on every CU takes twice the K-loop
+ * compute time of one tile per CU. */
+Test(tc_gemm, mfma_dequant_not_hidden_by_a_second_cta)
+{
+    opm_hardware *mi = builtin_hw("mi300x");
+    double t[2];
+    for (int i = 0; i < 2; i++) {
+        char json[512];
+        /* 304 CUs: 304 or 608 tiles of 64x64 in one tile row. */
+        snprintf(json, sizeof json,
+                 "{\"kind\": \"gemm\", \"m\": 64, \"n\": %d, \"k\": 4096, \"dtype\": \"fp8_e4m3\", "
+                 "\"out_dtype\": \"bf16\", \"transpose_b\": true, \"attrs\": {\"scale_a\": \"block\", "
+                 "\"scale_b\": \"block\", \"scale_block_a\": [1, 128], \"scale_block_b\": [128, 128], "
+                 "\"cta_tile_m\": 64, \"cta_tile_n\": 64, \"cta_tile_k\": 128, \"warps_per_cta\": 4, "
+                 "\"pipeline_stages\": 2, \"split_k\": 1}}",
+                 64 * 304 * (i + 1));
+        opm_op *op = op_json(json);
+        opm_profile p = predict_ok("extended_roofline", op, mi);
+        cr_assert_eq(diag_num(&p, "ctas_per_sm"), 2);
+        t[i] = diag_num(&p, "dequant_time_s");
+        opm_op_free(op);
+    }
+    cr_assert_float_eq(t[1], 2 * t[0], 1e-3 * t[1], "%g vs %g", t[1], t[0]);
+    opm_hardware_free(mi);
+}
