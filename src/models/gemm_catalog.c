@@ -118,6 +118,12 @@ static void from_entry(const cat_entry *c, const gemm_problem *pb, const gemm_hw
     int tk = (int)(c->tk_bytes / opb);
     if (tk < 1) tk = 1;
     k->tk = h->tensor ? round_up(tk, h->fma[2]) : tk;
+    /* Block-scaled MFMA kernels (CK's a8w8 blockscale, every KPerBlock a
+     * multiple of the 128-deep scale block) step K at least one scale
+     * block at a time, so the dequantisation falls between K tiles: the
+     * deeper tile then sets the LDS stages and the CTAs per CU. */
+    if (h->mi == GEMM_MI_MFMA && h->tensor && pb->scale_bk > k->tk && pb->scale_bk <= MFMA_SCALE_TILE_MAX_K)
+        k->tk = round_up((int)pb->scale_bk, h->fma[2]);
     k->wm = c->wm;
     k->wn = c->wn;
     k->warps = c->warps;

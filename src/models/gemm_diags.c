@@ -73,6 +73,8 @@ void opm_gemm_put_extended_diags(opm_profile *p, const gemm_eval *e)
     opm_diag_num(p, "prologue_s", e->t_prologue);
     opm_diag_num(p, "epilogue_s", e->t_epilogue + e->t_reduce);
     if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
+    /* Part of compute_time_s: the block-scale dequantisation the MFMAs wait on. */
+    if (e->t_dequant > 0) opm_diag_num(p, "dequant_time_s", e->t_dequant);
 }
 
 /* Writes v with three significant digits and an SI prefix ("11.6T",
@@ -185,6 +187,8 @@ void opm_gemm_put_effective_diags(opm_profile *p, const gemm_eval *e)
     opm_diag_num(p, "prologue_s", e->t_prologue);
     opm_diag_num(p, "epilogue_s", e->t_epilogue + e->t_reduce);
     if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
+    /* Part of compute_time_s: the block-scale dequantisation the MFMAs wait on. */
+    if (e->t_dequant > 0) opm_diag_num(p, "dequant_time_s", e->t_dequant);
 }
 
 /* grouped_gemm: the groups with rows; conv: the first implicit GEMM's

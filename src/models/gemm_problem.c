@@ -25,6 +25,11 @@ int opm_gemm_problem(const opm_op *op, gemm_problem *pb)
     int batched = opm_op_kind(op) == OPM_KIND_BATCHED_GEMM;
     /* transpose_a, transpose_b and bias in one pass over the attributes. */
     int ta = 0, tb = 0, bias = 0;
+    /* Block scales: which operands (scale_a, scale_b), the block of each
+     * (scale_block_a / _b, else scale_block, else 128; its last entry is
+     * the depth along K). */
+    int blk[2] = {0, 0};
+    double depth[3] = {128, 0, 0}; /* scale_block, scale_block_a, scale_block_b */
     size_t na = opm_op_attr_count(op);
     for (size_t i = 0; i < na; i++) {
         const char *key = opm_op_attr_key(op, i);
@@ -35,6 +40,17 @@ int opm_gemm_problem(const opm_op *op, gemm_problem *pb)
             const char *v = opm_op_attr_string_at(op, i, "none");
             pb->act_quant = !strcmp(v, "static") ? GEMM_AQ_STATIC : !strcmp(v, "dynamic") ? GEMM_AQ_DYNAMIC
                           : !strcmp(v, "dynamic_block") ? GEMM_AQ_DYNAMIC_BLOCK : GEMM_AQ_NONE;
+        } else if (key[0] == 's' && !strncmp(key, "scale_", 6)) {
+            const char *r = key + 6;
+            if ((r[0] == 'a' || r[0] == 'b') && !r[1]) {
+                const char *v = opm_op_attr_string_at(op, i, "none");
+                blk[r[0] == 'b'] = !strcmp(v, "block");
+            } else if (!strncmp(r, "block", 5)) {
+                int w = !r[5] ? 0 : !strcmp(r + 5, "_a") ? 1 : !strcmp(r + 5, "_b") ? 2 : -1;
+                const int64_t *v;
+                size_t nv = opm_op_attr_ints_at(op, i, &v);
+                if (w >= 0 && nv >= 1 && v[nv - 1] >= 1) depth[w] = (double)v[nv - 1];
+            }
         } else if (key[0] == 'l' && !strcmp(key, "l2_warm")) {
             const char *v = opm_op_attr_string_at(op, i, "none");
             pb->warm_a = !strcmp(v, "input") || !strcmp(v, "all");
@@ -54,6 +70,12 @@ int opm_gemm_problem(const opm_op *op, gemm_problem *pb)
     pb->bias = bias || opm_op_find_tensor(op, OPM_ROLE_WEIGHT, 1) != NULL;
     pb->trans_a = ta;
     pb->trans_b = tb;
+    for (int o = 0; o < 2; o++) {
+        if (!blk[o]) continue;
+        double d = depth[1 + o] > 0 ? depth[1 + o] : depth[0];
+        pb->scale_bk = pb->scale_bk > 0 ? mind(pb->scale_bk, d) : d;
+        pb->scale_blocks++;
+    }
     return 1;
 }
 

@@ -506,6 +506,7 @@ static void eval_add(gemm_eval *e, const gemm_eval *o)
     e->t_prologue += o->t_prologue;
     e->t_epilogue += o->t_epilogue;
     e->t_reduce += o->t_reduce;
+    e->t_dequant += o->t_dequant;
     e->body_s += o->body_s;
     e->exec_flops += o->exec_flops;
     e->t_power += o->t_power;
@@ -641,6 +642,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     x.conv_n = 0;
     x.vec_bytes = x.vec_write_bytes = x.zero_bytes = 0;
     x.quant_s = x.quant_read = x.quant_write = 0;
+    x.dq_vec_flops = 0;
     if (kind == OPM_KIND_CONV) {
         rc = predict_conv(op, &h, wave, &e, &x, err);
         if (rc > 0) goto roofline;
@@ -661,11 +663,19 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
             pb.warm_a = 1; /* the GEMM reads the activation the last pass wrote */
         }
         if (opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) {
+            /* The backward's GEMMs contract other dimensions than the
+             * forward's scale blocks: their scale work stays vector work. */
+            pb.scale_bk = 0;
+            pb.scale_blocks = 0;
             if ((rc = predict_backward(op, &pb, &h, wave, &e, err))) return rc;
             /* Every weight gradient is written: those of empty groups are zeros. */
             if (pb.groups > pb.b_mats) x.zero_bytes = (pb.groups - pb.b_mats) * pb.k * pb.n * pb.b_bytes;
         } else if ((rc = opm_gemm_choose(op, &pb, &h, wave, &e, err))) {
             return rc;
+        } else if (e.t_dequant > 0 || (e.kern.mi == GEMM_MI_MFMA && h.tensor && pb.scale_bk > 0)) {
+            /* The K loop timed the block-scale work (ops/gemm.c counts it
+             * as b·M·N·ceil(K/bk)·(1 + block-scaled operands)). */
+            x.dq_vec_flops = pb.batch * pb.m * pb.n * ceil(pb.k / pb.scale_bk) * (1 + pb.scale_blocks);
         }
     }
 
@@ -675,7 +685,8 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
 
     /* Bias and scale work happen in the epilogue on the vector units. */
     double vpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32) * hw->util_vector;
-    double t_vec = c.vector_flops > 0 && vpeak > 0 ? (double)c.vector_flops / vpeak : 0;
+    double vflops = maxd(0, (double)c.vector_flops - x.dq_vec_flops);
+    double t_vec = vflops > 0 && vpeak > 0 ? vflops / vpeak : 0;
     /* Vector work with its own DRAM pass (a backward's bias reduction) and
      * zeroed gradients are timed as the roofline times them. */
     double side_bytes = x.vec_bytes + x.vec_write_bytes + x.zero_bytes;

@@ -31,6 +31,11 @@ typedef struct gemm_problem {
     /* fp8 GEMMs whose activation is quantised by kernels of their own
      * (attrs.activation_quant): GEMM_AQ_*. */
     int act_quant;
+    /* Block scales (attrs.scale_a / scale_b: block): the K depth of the
+     * scale blocks (the smaller of the two operands'; 0: no block scales)
+     * and how many operands are block-scaled (1 or 2). */
+    double scale_bk;
+    int scale_blocks;
     /* Operands resident in L2 when the kernel starts (attrs.l2_warm): the
      * previous kernel wrote or read them, so their first touch is an L2 hit
      * as far as they fit. */
@@ -163,6 +168,7 @@ typedef struct gemm_eval {
     int stores_in_l2;
     double t_compute, t_smem, t_l2, t_dram, t_latency;  /* summed over waves */
     double t_prologue, t_epilogue, t_reduce;
+    double t_dequant;                    /* vector-ALU dequantisation in the K loop (summed, busiest SM) */
     double body_s;                       /* latency without the fixed overhead */
     double exec_flops;                   /* FLOPs the math units execute (whole padded tiles) */
     double t_power;                      /* least time the power cap allows (0: no cap) */
@@ -204,6 +210,28 @@ typedef struct gemm_eval {
  * datasheet bandwidth.  DRAM_ACT_BYTES is fitted, bounded [32, 512]. */
 #define DRAM_PAGE_BYTES 1024.0
 #define DRAM_ACT_BYTES 112.0
+/* Block-scaled fp8 on CDNA (docs/gemm_models.md, "Block-scaled fp8 on
+ * MFMA"): after each scale block's MFMAs, every fp32 accumulator is
+ * rescaled by its row's and column's scales and added to the running sum
+ * on the vector ALUs (CK's ab_scale pipeline), which the next block's
+ * MFMAs wait on.  Per scale block a CTA pays MFMA_DEQUANT_VALU_INSTR
+ * lane instructions per accumulator (the move out of the MFMA result and
+ * half a packed v_pk_fma_f32: 1.5; fitted 1.0, bounded [0.5, 4]), run on
+ * the CU's MFMA_SIMDS_PER_CU SIMDs of MFMA_SIMD_LANES lanes (a 64-lane
+ * wave instruction takes 4 clocks: AMD CDNA 3 ISA guide; the same on
+ * CDNA 2 and CDNA 4), and MFMA_SCALE_BLOCK_STALL_CYCLES of exposed latency
+ * (the MFMA chain's drain before the dequantisation may read it, the next
+ * block's LDS reads and barrier before its MFMAs; fitted 350, bounded
+ * [0, 1000]).  Neither is hidden by a second resident CTA: aiter's 64x64
+ * kernels take the same time per tile and block with one or two tiles per
+ * CU.  Both fitted jointly on aiter's 23,414 MI300X block-scaled rows (the
+ * only MFMA GPU with such rows: no held-out GPU).  Scale blocks deeper
+ * than MFMA_SCALE_TILE_MAX_K elements keep the catalog's K tile. */
+#define MFMA_DEQUANT_VALU_INSTR 1.0
+#define MFMA_SCALE_BLOCK_STALL_CYCLES 350.0
+#define MFMA_SIMDS_PER_CU 4.0
+#define MFMA_SIMD_LANES 16.0
+#define MFMA_SCALE_TILE_MAX_K 256
 /* Launch gap of a kernel that follows another within one op. */
 #define SPLITK_GAP_S 2e-6
 /* Bookkeeping instructions per K iteration of a SIMT CTA (barrier, loop
@@ -223,8 +251,22 @@ typedef struct gemm_wave_in {
     double tile_iter_bytes;  /* bytes of one K iteration's A and B tiles */
     double out_elem;         /* bytes per output element (fp32 partials under split-K) */
     double lat_s;            /* load latency, L2 to DRAM blended by the miss ratio */
+    /* Vector-ALU time of one CTA's block-scale dequantisation per K
+     * iteration (MFMA kernels with block scales; else 0). */
+    double dq_s;
 } gemm_wave_in;
 void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval *e, gemm_wave_in *w);
+/* Compute time of one K iteration on a busy SM running `a` CTAs: the
+ * matrix time t_c of all of them plus, where the kernel dequantises block
+ * scales on the vector ALUs (dq_s per CTA), every CTA's dequantisation:
+ * it waits for its block's MFMAs and the next block's MFMAs wait for it,
+ * and another resident CTA does not hide it (its waves share the SIMDs'
+ * issue; measured, aiter's tuner keeps one-CTA-per-CU 128x128 tiles over
+ * two-per-CU 64x64 ones, which would hide it, on 93% of its shapes). */
+static inline double opm_gemm_iter_compute_s(double t_c, double dq_s, double a)
+{
+    return dq_s > 0 && a > 0 ? t_c + a * dq_s : t_c;
+}
 /* Time to drain a wave's output stores of `store` bytes: into the L2 for a
  * tail wave (`tail`) whose stores fit it, else to DRAM at the write rate. */
 double opm_gemm_store_s(const gemm_hw *h, double store, int tail);
@@ -321,6 +363,9 @@ typedef struct gemm_extra {
     double zero_bytes;          /* written by a memset, not a GEMM */
     double quant_s;             /* activation quantisation kernels before the GEMM */
     double quant_read, quant_write;
+    /* Vector FLOPs of the block-scale dequantisation that the K loop
+     * already times (MFMA kernels): left out of the epilogue's vector work. */
+    double dq_vec_flops;
 } gemm_extra;
 
 /* ---- diagnostics (gemm_diags.c) ---- */

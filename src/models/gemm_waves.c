@@ -29,6 +29,12 @@ void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval 
     w->tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;
     w->out_elem = k->split_k > 1 ? 4.0 : pb->c_bytes;
     w->lat_s = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
+    w->dq_s = 0;
+    if (k->mi == GEMM_MI_MFMA && h->tensor && pb->scale_bk > 0) {
+        double simds = mind((double)k->warps, MFMA_SIMDS_PER_CU);
+        double lane_ops = (double)k->tm * k->tn * MFMA_DEQUANT_VALU_INSTR;
+        w->dq_s = (lane_ops / (simds * MFMA_SIMD_LANES) + MFMA_SCALE_BLOCK_STALL_CYCLES) * k->tk / pb->scale_bk / h->clock_hz;
+    }
 }
 
 /* Whether e's tail is spread by stream-K: the hybrid schedule of the
@@ -131,7 +137,8 @@ static void extended_class(const gemm_hw *h, const gemm_wave_in *in, const wave_
     int w = s->w;
     double kit = s->kit, frac = s->frac, count = s->count, a = s->a;
     double issue = mind(1.0, a * k->warps / WARPS_FOR_PEAK) * share;
-    double t_c = a * 2.0 * k->tm * k->tn * k->tk / (h->flops_per_s_sm * issue);
+    double t_mma = a * 2.0 * k->tm * k->tn * k->tk / (h->flops_per_s_sm * issue);
+    double t_c = opm_gemm_iter_compute_s(t_mma, in->dq_s, a);
     double t_s = a * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
     double t_l2 = maxd(frac * e->l2_read / kit / h->l2_bw, a * tile_iter_bytes / h->l2_port_sm);
     double t_d = frac * e->dram_read_eq / kit / h->hbm_bw;
@@ -151,6 +158,7 @@ static void extended_class(const gemm_hw *h, const gemm_wave_in *in, const wave_
     opm_gemm_wave_refill(h, e, w, count, a);
     double it = kit * count;
     e->t_compute += it * t_c;
+    e->t_dequant += it * (t_c - t_mma);
     e->t_smem += it * t_s;
     e->t_l2 += it * t_l2;
     e->t_dram += count * (kit * t_d + t_store);
@@ -178,7 +186,8 @@ static void effective_class(const gemm_hw *h, const gemm_wave_in *in, const wave
     double nt = s->nt, kit = s->kit, frac = s->frac, count = s->count, a = s->a;
     double sms = mind(nt, h->num_sms);
     double r_math = h->flops_per_s_sm * mind(1.0, a * k->warps / WARPS_FOR_PEAK) * share;
-    double t_c = a * kit * 2.0 * k->tm * k->tn * k->tk / r_math;
+    double t_mma = a * kit * 2.0 * k->tm * k->tn * k->tk / r_math;
+    double t_c = opm_gemm_iter_compute_s(t_mma, kit * in->dq_s, a);
     double t_s = a * kit * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
     double inflight = sms * a * (k->stages > 1 ? k->stages - 1 : 1) * tile_iter_bytes;
     double r_l2 = isinf(h->l2_bw) ? HUGE_VAL : mind(mind(h->l2_bw, sms * h->l2_port_sm), inflight / h->lat_l2_s);
@@ -194,6 +203,7 @@ static void effective_class(const gemm_hw *h, const gemm_wave_in *in, const wave
     double body = k->stages >= 2 ? maxd(local, mem) : local + mem;
     if (*first_pro < 0) *first_pro = h->lat_dram_s + a * tile_iter_bytes / h->l2_port_sm;
     e->t_compute += count * t_c;
+    e->t_dequant += count * (t_c - t_mma);
     e->t_smem += count * t_s;
     e->t_l2 += count * frac * e->l2_read / mind(h->l2_bw, sms * h->l2_port_sm);
     e->t_dram += count * (frac * e->dram_read_eq / h->hbm_bw + t_store);

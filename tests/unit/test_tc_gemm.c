@@ -459,3 +459,81 @@ Test(tc_gemm, l2_partitions)
     opm_hardware_free(l40s);
     opm_hardware_free(h100);
 }
+
+/* fp8 with 1x128 / 128x128 block scales (aiter's and DeepSeek's layout),
+ * or with the depth `bk` for both. */
+static opm_op *block_gemm(int m, int n, int k, int bk, const char *phase)
+{
+    char json[512];
+    snprintf(json, sizeof json,
+             "{\"kind\": \"gemm\", \"phase\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"dtype\": \"fp8_e4m3\", "
+             "\"out_dtype\": \"bf16\", \"transpose_b\": true, \"attrs\": {\"scale_a\": \"block\", "
+             "\"scale_b\": \"block\", \"scale_block_a\": [1, %d], \"scale_block_b\": [128, %d]}}",
+             phase, m, n, k, bk, bk);
+    return op_json(json);
+}
+
+/* On MFMA the block-scale dequantisation runs on the vector ALUs between
+ * scale blocks, serialised with the MFMAs: it lengthens a compute-bound
+ * GEMM against per-tensor scales, is named in the diagnostics, grows with
+ * the number of scale blocks, makes the K tile a whole scale block, and
+ * leaves the other catalogs and the backward alone. */
+Test(tc_gemm, mfma_block_scale_dequant)
+{
+    opm_hardware *mi = builtin_hw("mi300x"), *h100 = builtin_hw("h100_sxm");
+    opm_op *blk = block_gemm(8192, 8192, 8192, 128, "inference"), *fine = block_gemm(8192, 8192, 8192, 64, "inference");
+    opm_op *plain = op_json("{\"kind\": \"gemm\", \"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"fp8_e4m3\", "
+                            "\"out_dtype\": \"bf16\", \"transpose_b\": true, "
+                            "\"attrs\": {\"scale_a\": \"tensor\", \"scale_b\": \"tensor\"}}");
+    opm_op *bwd = block_gemm(4096, 4096, 4096, 128, "train_bwd");
+    for (int mi_ = 0; mi_ < 2; mi_++) {
+        const char *model = mi_ ? "effective_roofline" : "extended_roofline";
+        opm_profile b = predict_ok(model, blk, mi), f = predict_ok(model, fine, mi), p = predict_ok(model, plain, mi);
+        double dq = diag_num(&b, "dequant_time_s");
+        cr_assert_gt(dq, 0);
+        cr_assert_null(diag(&p, "dequant_time_s"));
+        /* The dequantisation is a serial phase, not hidden behind the MFMAs. */
+        cr_assert_gt(b.latency_s, p.latency_s * 1.2, "%s: %g vs %g", model, b.latency_s, p.latency_s);
+        cr_assert_gt(diag_num(&f, "dequant_time_s"), dq * 1.1, "%s: %g vs %g", model, diag_num(&f, "dequant_time_s"), dq);
+        if (!mi_) cr_assert_geq(diag_num(&b, "compute_time_s"), dq);
+        int tk = 0;
+        cr_assert_eq(sscanf(strrchr(diag(&b, "tile")->text, 'x') + 1, "%d", &tk), 1);
+        cr_assert_eq(tk % 128, 0, "%s: tile %s", model, diag(&b, "tile")->text);
+        opm_profile h = predict_ok(model, blk, h100), w = predict_ok(model, bwd, mi);
+        cr_assert_null(diag(&h, "dequant_time_s"));
+        cr_assert_null(diag(&w, "dequant_time_s"));
+    }
+    opm_op_free(blk);
+    opm_op_free(fine);
+    opm_op_free(plain);
+    opm_op_free(bwd);
+    opm_hardware_free(mi);
+    opm_hardware_free(h100);
+}
+
+/* A second resident CTA does not hide the dequantisation: a 64x64 kernel
+ * (two fit a CU's LDS) with two tiles on every CU takes twice the K-loop
+ * compute time of one tile per CU. */
+Test(tc_gemm, mfma_dequant_not_hidden_by_a_second_cta)
+{
+    opm_hardware *mi = builtin_hw("mi300x");
+    double t[2];
+    for (int i = 0; i < 2; i++) {
+        char json[512];
+        /* 304 CUs: 304 or 608 tiles of 64x64 in one tile row. */
+        snprintf(json, sizeof json,
+                 "{\"kind\": \"gemm\", \"m\": 64, \"n\": %d, \"k\": 4096, \"dtype\": \"fp8_e4m3\", "
+                 "\"out_dtype\": \"bf16\", \"transpose_b\": true, \"attrs\": {\"scale_a\": \"block\", "
+                 "\"scale_b\": \"block\", \"scale_block_a\": [1, 128], \"scale_block_b\": [128, 128], "
+                 "\"cta_tile_m\": 64, \"cta_tile_n\": 64, \"cta_tile_k\": 128, \"warps_per_cta\": 4, "
+                 "\"pipeline_stages\": 2, \"split_k\": 1}}",
+                 64 * 304 * (i + 1));
+        opm_op *op = op_json(json);
+        opm_profile p = predict_ok("extended_roofline", op, mi);
+        cr_assert_eq(diag_num(&p, "ctas_per_sm"), 2);
+        t[i] = diag_num(&p, "dequant_time_s");
+        opm_op_free(op);
+    }
+    cr_assert_float_eq(t[1], 2 * t[0], 1e-3 * t[1], "%g vs %g", t[1], t[0]);
+    opm_hardware_free(mi);
+}
