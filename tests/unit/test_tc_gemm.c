@@ -485,6 +485,17 @@ Test(tc_gemm, activation_quant_rows_bound_by_latency)
     double bytes_s = 32768.0 * 4096 * 2 / bw;
     cr_assert(diag_num(&pt, "activation_quant_s") < 3 * bytes_s, "%g vs %g", diag_num(&pt, "activation_quant_s"),
               bytes_s);
+    /* The refit's decomposition gives the same time the model reports. */
+    const opm_op *ops[3] = {one, many, tall};
+    const opm_profile *ps[3] = {&p1, &pm, &pt};
+    for (int i = 0; i < 3; i++) {
+        gemm_quant_terms qt;
+        opm_error err;
+        cr_assert_eq(opm_gemm_quant_terms_of(ops[i], hw, &qt, &err), 0);
+        double t = opm_gemm_quant_terms_time(&qt, SAME_ADDRESS_ATOMIC_CYCLES, BACK_TO_BACK_KERNEL_FRACTION);
+        cr_assert_float_eq(t, diag_num(ps[i], "activation_quant_s"), 1e-12, "%d: %g vs %g", i, t,
+                           diag_num(ps[i], "activation_quant_s"));
+    }
     opm_op_free(one);
     opm_op_free(many);
     opm_op_free(half);
