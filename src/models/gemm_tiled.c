@@ -234,8 +234,9 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->fixed_s = hw->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES] / clock; /* launch and drain: not the loaded clock */
     /* The fitted constants, or a refit's values on a copy of the hardware
      * (validate-gemm-latency --leave-one-hardware-out). */
-    h->atomic_cycles = hw->fit[OPM_FIT_ATOMIC_CYCLES] > 0 ? hw->fit[OPM_FIT_ATOMIC_CYCLES] : SAME_ADDRESS_ATOMIC_CYCLES;
-    h->back_to_back = hw->fit[OPM_FIT_BACK_TO_BACK] > 0 ? hw->fit[OPM_FIT_BACK_TO_BACK] : BACK_TO_BACK_KERNEL_FRACTION;
+    const double *fit = hw->fit;
+    h->atomic_cycles = fit[OPM_FIT_ATOMIC_CYCLES] > 0 ? fit[OPM_FIT_ATOMIC_CYCLES] : SAME_ADDRESS_ATOMIC_CYCLES;
+    h->back_to_back = fit[OPM_FIT_BACK_TO_BACK] > 0 ? fit[OPM_FIT_BACK_TO_BACK] : BACK_TO_BACK_KERNEL_FRACTION;
     double flop_j = h->tensor ? opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt)
                               : opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, simt_dt);
     if (flop_j <= 0 && !h->tensor) flop_j = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);

@@ -26,6 +26,13 @@
  * the median of measured − max(overlap, kernel).  A group that borrows its
  * overhead borrows its overlap from the same groups.
  *
+ * A row's kernel column gives hints: a cuBLAS SIMT sgemm name its tile, and
+ * vLLM's `cutlass` `scaled_mm` on a wgmma part the tile of vLLM's sm90 fp8
+ * dispatch.  The two constants that time fp8 activation quantisation are
+ * refitted here too (opm_gemm_refit_constants): a grid over their bounds on
+ * every hardware and without each one, from per-row terms, no new
+ * predictions.
+ *
  * The models' power cap credits a call's fixed overhead as idle time, so
  * once the overheads are known the rows a cap may limit are predicted again
  * on their hardware carrying their group's overhead
@@ -393,8 +400,6 @@ static int harness_attrs(opm_op *op, const opm_gemm_row *r, opm_error *err)
     return 0;
 }
 
-static int vllm_hints(opm_op *op, const opm_gemm_row *r, opm_error *err);
-
 /* The CUTLASS kernel vLLM's fp8 `cutlass_scaled_mm` runs on Hopper (wgmma)
  * for a row: its public sm90 dispatch (csrc/.../c3x/
  * scaled_mm_sm90_fp8_dispatch.cuh) picks a fixed configuration by M (and N,
@@ -445,11 +450,12 @@ static opm_op *row_op(const opm_gemm_row *r, const opm_hardware *hw, int hints, 
     b[o + 1] = r->tb ? r->k : r->n;
     c[o] = r->m;
     c[o + 1] = r->n;
+    /* vLLM's fp8 CUTLASS kernels on a wgmma part: their tiles as hints. */
+    int vllm_sm90 = hw && hw->matrix_instruction > 0 &&
+                    !strcmp(opm_hw_matrix_names[hw->matrix_instruction - 1], "wgmma") &&
+                    (r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2);
     /* fp8 GEMMs, and the int8 ones of the tensor-core sets, write bf16 (every
      * such source does); DeepBench's int8 GEMMs write int32 as given. */
-    /* vLLM's fp8 CUTLASS kernels on a wgmma part: their tiles as hints. */
-    int vllm_sm90 = hw && hw->matrix_instruction > 0 && !strcmp(opm_hw_matrix_names[hw->matrix_instruction - 1], "wgmma") &&
-                    (r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2);
     int wide_out = r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2 || (r->dtype == OPM_INT8 && r->timing);
     if (opm_op_add_tensor(op, OPM_ROLE_INPUT, a, rk, r->dtype, NULL, err) ||
         opm_op_add_tensor(op, OPM_ROLE_WEIGHT, b, rk, r->dtype, NULL, err) ||
