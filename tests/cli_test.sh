@@ -524,6 +524,42 @@ assert long + b"\n" in rows and long + b"\xc3" not in rows' "$T/out" "$T/gemm_ut
 [ -z "$why" ]
 report $? "validate-gemm-latency: a source tag cut at 63 bytes ends on a whole UTF-8 character" "$why"
 
+# --leave-one-hardware-out refits the fp8 quantisation kernels' constants:
+# one fold on every hardware and one per hardware with such rows, each value
+# inside its bounds, the held-out errors reported (JSON and text).
+mkdir -p "$T/gemm_refit"
+{
+    echo "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing,l2_warm"
+    for hw in h100_sxm h200_sxm; do
+        for m in 1 16 512 4096 16384; do
+            echo "$hw,fp8_e4m3,1,$m,1024,32,0,1,0,$((6 + m / 1000)),dynquant+cutlass_fp8_scaled_mm,t:q/x,dynamic,graph,input"
+        done
+        echo "$hw,bf16,1,4096,4096,4096,0,1,0,200,F.linear,t:b/x,none,graph,input"
+    done
+} >"$T/gemm_refit/rows.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_refit" --leave-one-hardware-out --format json
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["leave_one_hardware_out"][0]["constant_refit"]
+held = [f["held_out"] for f in r["folds"]]
+assert held == [None, "h100_sxm", "h200_sxm"], held
+for f in r["folds"]:
+    assert 2 <= f["same_address_atomic_cycles"] <= 64 and 0.25 <= f["back_to_back_kernel_fraction"] <= 1, f
+    assert f["fit_rows"] == (10 if f["held_out"] is None else 5), f
+assert r["pooled_held_out_rows"] == 10 and r["pooled_held_out_mape_refit"] >= 0, r' "$T/out" 2>/dev/null &&
+    why="$(head -c 600 "$T/out")"
+[ -z "$why" ]
+report $? "validate-gemm-latency --leave-one-hardware-out --format json: constant_refit folds within their bounds" "$why"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_refit" --leave-one-hardware-out
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q "refit of the fitted constants" "$T/out" && why="no refit table"
+[ -z "$why" ] && ! grep -q "pooled held out" "$T/out" && why="no pooled held-out line"
+[ -z "$why" ]
+report $? "validate-gemm-latency --leave-one-hardware-out: the refit table per fold" "$why"
+
 # launch_column DIR HW RATIO DESC: validate-gemm-latency on $T/DIR/rows.csv,
 # whose groups t:a and t:b are one row with and without a launch column's
 # value and t:c has a bad value: exactly one bad row, and t:a predicted

@@ -39,10 +39,15 @@ static const char help[] =
     "  --ignore-kernel-column         predict every row with automatic kernel selection; by default a\n"
     "                                 row whose kernel column names a cuBLAS sgemm kernel is predicted\n"
     "                                 with that kernel's tile as hints (its warps from threads_per_cta,\n"
-    "                                 its K slices from split_k, when the row has them)\n"
+    "                                 its K slices from split_k, when the row has them), and a row whose\n"
+    "                                 kernel column names vLLM's cutlass scaled_mm on a wgmma part with\n"
+    "                                 the tile vLLM's sm90 fp8 dispatch runs for its shape, unsplit\n"
     "  --leave-one-hardware-out       also score each hardware with all its rows held out and its\n"
     "                                 overhead taken from the others (median of their calibrated\n"
-    "                                 overheads, same source tag): per hardware, pooled and by class\n"
+    "                                 overheads, same source tag): per hardware, pooled and by class;\n"
+    "                                 and refit the fitted constants of the fp8 activation-quantisation\n"
+    "                                 kernels (atomic cycles, back-to-back fraction) without each\n"
+    "                                 hardware: the values per fold and the held-out error\n"
     "  --output-csv F                 per-row measured and predicted latency\n"
     "  --output-params F              calibrated overheads and the calibration rows (JSON)\n"
     "  --format table|json            the report: a table (default) or one JSON object (contract §5)\n"
@@ -161,6 +166,49 @@ static void table_summary(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_
         for (size_t h = 0; h < ds->n_hw; h++)
             if (v->energy_by_hw[h].n) cli_table_stats_line(b, ds->hw_names[h], &v->energy_by_hw[h]);
     }
+}
+
+/* The refit of the fitted global constants (opm_gemm_refit_constants):
+ * the values each fold chose and the held-out figures. */
+static void table_refit(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_refit *rf)
+{
+    if (!rf->n_folds) return;
+    sb_puts(b, "  refit of the fitted constants without the held-out hardware (activation-quantised rows,\n"
+               "  uncalibrated; grid over atomic_cycles [2, 64], back_to_back [0.25, 1]):\n");
+    sb_printf(b, "  %-22s %7s %8s %8s %9s %11s %12s\n", "held out", "rows", "atomic", "b2b", "fit mape%",
+              "held shipped", "held refit%");
+    for (size_t i = 0; i < rf->n_folds; i++) {
+        const opm_gemm_refit_fold *f = &rf->folds[i];
+        if (f->hw < 0)
+            sb_printf(b, "  %-22s %7zu %8.1f %8.2f %9.2f %11s %12s\n", "(none: every hardware)", f->fit_rows,
+                      f->atomic_cycles, f->back_to_back, f->fit_mape, "-", "-");
+        else
+            sb_printf(b, "  %-22s %7zu %8.1f %8.2f %9.2f %11.2f %12.2f\n", ds->hw_names[f->hw], f->held_rows,
+                      f->atomic_cycles, f->back_to_back, f->fit_mape, f->held_mape_shipped, f->held_mape_refit);
+    }
+    sb_printf(b, "  %-22s %7zu %8s %8s %9s %11.2f %12.2f\n", "pooled held out", rf->pooled_rows, "", "", "",
+              rf->pooled_shipped, rf->pooled_refit);
+}
+
+static void json_refit(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_refit *rf)
+{
+    sb_puts(b, ",\n  \"constant_refit\": {\"folds\": [");
+    for (size_t i = 0; i < rf->n_folds; i++) {
+        const opm_gemm_refit_fold *f = &rf->folds[i];
+        sb_puts(b, i ? ",\n    {\"held_out\": " : "\n    {\"held_out\": ");
+        if (f->hw < 0) sb_puts(b, "null");
+        else sb_json_string(b, ds->hw_names[f->hw]);
+        sb_printf(b, ", \"same_address_atomic_cycles\": %.2f, \"back_to_back_kernel_fraction\": %.2f, "
+                     "\"fit_rows\": %zu, \"fit_mape\": %.4f, \"held_out_rows\": %zu",
+                  f->atomic_cycles, f->back_to_back, f->fit_rows, num(f->fit_mape), f->held_rows);
+        if (f->hw >= 0)
+            sb_printf(b, ", \"held_out_mape_shipped\": %.4f, \"held_out_mape_refit\": %.4f",
+                      num(f->held_mape_shipped), num(f->held_mape_refit));
+        sb_putc(b, '}');
+    }
+    sb_printf(b, "], \"pooled_held_out_rows\": %zu, \"pooled_held_out_mape_shipped\": %.4f, "
+                 "\"pooled_held_out_mape_refit\": %.4f}",
+              rf->pooled_rows, num(rf->pooled_shipped), num(rf->pooled_refit));
 }
 
 /* The per-row CSV, appended to b. */
@@ -400,13 +448,22 @@ int cmd_validate_gemm_latency(int argc, char **argv)
                     rc = cli_fail(&err);
                     break;
                 }
+                opm_gemm_refit rf;
+                if (opm_gemm_refit_constants(&ds, models[j], kernel_col, base[j], &rf, &err)) {
+                    opm_gemm_validation_free(&lv);
+                    rc = cli_fail(&err);
+                    break;
+                }
                 if (json) {
                     sb_puts(&js, j ? ",\n  " : "\n  ");
                     json_summary(&js, &ds, &lv);
+                    json_refit(&js, &ds, &rf);
                     sb_putc(&js, '}');
                 } else {
                     table_summary(&js, &ds, &lv);
+                    table_refit(&js, &ds, &rf);
                 }
+                opm_gemm_refit_free(&rf);
                 opm_gemm_validation_free(&lv);
             }
             if (json) sb_putc(&js, ']');

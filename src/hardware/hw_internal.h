@@ -30,6 +30,11 @@ extern const char *const opm_hw_power_names[PC_COUNT];
  * the GEMM models' GEMM_MI_* families (src/models/gemm_tiled.h). */
 extern const char *const opm_hw_matrix_names[];
 
+/* The GEMM models' fitted global constants a refit may override
+ * (src/models/gemm_tiled.h: SAME_ADDRESS_ATOMIC_CYCLES,
+ * BACK_TO_BACK_KERNEL_FRACTION). */
+enum { OPM_FIT_ATOMIC_CYCLES, OPM_FIT_BACK_TO_BACK, OPM_FIT_COUNT };
+
 struct opm_hardware {
     char name[64];
     char kind[8];
@@ -71,6 +76,11 @@ struct opm_hardware {
     char features[FEATURE_MAX][40];
     opm_interconnect link;
     int has_link;
+    /* Overrides of the GEMM models' globally fitted constants (OPM_FIT_*;
+     * 0: the shipped value).  Never loaded or written: only
+     * validate-gemm-latency's leave-one-hardware-out refit sets them, on
+     * its own copies of the hardware. */
+    double fit[OPM_FIT_COUNT];
 };
 
 /* Keys of one memory level (index 0 is "name", the others are numbers in

@@ -90,6 +90,16 @@ static const cat_entry mfma_cat[] = {
     {64, 64, 64, 32, 32, 4, 0, 1},     {256, 64, 64, 128, 32, 4, 0, 1},  {64, 256, 64, 32, 128, 4, 0, 1},
 };
 
+/* Stages of a persistent warp-specialised kernel (Hopper, Blackwell): as
+ * many K tiles of stage_bytes as fill the shared memory left after a
+ * quarter kept for the epilogue's staging, from 2 up to 8. */
+static int persistent_stages(const gemm_hw *h, double stage_bytes)
+{
+    int s = 2;
+    while (s < 8 && (s + 1) * stage_bytes <= 0.75 * h->smem_per_sm) s++;
+    return s;
+}
+
 static int round_up(int v, int q) { return q > 1 ? (v + q - 1) / q * q : v; }
 
 /* Registers per thread a kernel needs: accumulators (warp tile over the
@@ -143,7 +153,7 @@ static void from_entry(const cat_entry *c, const gemm_problem *pb, const gemm_hw
     double stage = (double)(k->tm + k->tn) * k->tk * opb;
     int s = 2;
     if (h->mi == GEMM_MI_WGMMA || h->mi == GEMM_MI_TCGEN05)
-        while (s < 8 && (s + 1) * stage <= 0.75 * h->smem_per_sm) s++;
+        s = persistent_stages(h, stage);
     else if (h->mi == GEMM_MI_MMA_SYNC)
         while (s < 4 && (s + 1) * stage * 2 <= h->smem_per_sm) s++;
     k->stages = s;
@@ -217,17 +227,23 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
     k->mma_m = HINT(H_MMA_M, h->tensor ? h->fma[0] : 1);
     k->mma_n = HINT(H_MMA_N, h->tensor ? h->fma[1] : 1);
     k->mma_k = HINT(H_MMA_K, h->tensor ? h->fma[2] : 1);
-    k->stages = HINT(H_STAGES, h->tensor ? 3 : 2);
+    /* 0 on Hopper: opm_gemm_choose sizes the pipeline to the shared memory
+     * once it knows the operand widths (warp-specialised kernels fill it,
+     * CUTLASS's StageCountAutoCarveout), as the catalog does. */
+    k->stages = HINT(H_STAGES, h->mi == GEMM_MI_WGMMA ? 0 : h->tensor ? 3 : 2);
     k->regs = HINT(H_REGS, regs_for(k->wm, k->wn, h->warp_size));
     /* Without a split_k hint the caller also tries split-K (opm_gemm_choose). */
     k->split_k = HINT(H_SPLIT, 1);
     /* Warps beyond those the tile needs split the K tile between them. */
     k->sliced = k->warps > dw && dw > 0 && k->warps % dw == 0 && k->warps / dw > 1;
+    /* Warpgroup MMAs do not slice K: the warps beyond the consumers' are
+     * the producer warpgroup (and the warp tile only sizes accumulators). */
+    if (h->mi == GEMM_MI_WGMMA) k->sliced = 0;
     if (k->tm < 1) k->tm = 1;
     if (k->tn < 1) k->tn = 1;
     if (k->tk < 1) k->tk = 1;
     if (k->warps < 1) k->warps = 1;
-    if (k->stages < 1) k->stages = 1;
+    if (k->stages < 1 && has[H_STAGES]) k->stages = 1;
     if (k->regs < 1) k->regs = 1;
     if (k->split_k < 1) k->split_k = 1;
     k->split_hinted = has[H_SPLIT];
@@ -303,6 +319,8 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
     int hinted = opm_gemm_hinted(op, h, &k, err);
     if (hinted < 0) return -hinted;
     int fixed_split = hinted == 2 ? k.split_k : 0;
+    if (hinted == 1 && k.stages < 1)
+        k.stages = persistent_stages(h, (double)(k.tm + k.tn) * k.tk * maxd(pb->a_bytes, pb->b_bytes));
     if (hinted == 1) {
         if (!opm_gemm_setup(pb, h, &k, &e)) {
             /* The hinted CTA does not fit an SM: run it one CTA per SM, as

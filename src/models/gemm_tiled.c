@@ -232,6 +232,11 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->mi = matrix_family(hw, h->tensor);
     for (int i = 0; i < 3; i++) h->fma[i] = hw->has_fma && hw->fma_dims[i] > 0 ? hw->fma_dims[i] : 1;
     h->fixed_s = hw->cparam[CP_DEVICE_FIXED_OVERHEAD_CYCLES] / clock; /* launch and drain: not the loaded clock */
+    /* The fitted constants, or a refit's values on a copy of the hardware
+     * (validate-gemm-latency --leave-one-hardware-out). */
+    const double *fit = hw->fit;
+    h->atomic_cycles = fit[OPM_FIT_ATOMIC_CYCLES] > 0 ? fit[OPM_FIT_ATOMIC_CYCLES] : SAME_ADDRESS_ATOMIC_CYCLES;
+    h->back_to_back = fit[OPM_FIT_BACK_TO_BACK] > 0 ? fit[OPM_FIT_BACK_TO_BACK] : BACK_TO_BACK_KERNEL_FRACTION;
     double flop_j = h->tensor ? opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, dt)
                               : opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, simt_dt);
     if (flop_j <= 0 && !h->tensor) flop_j = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32);
@@ -585,27 +590,74 @@ static int predict_conv(const opm_op *op, const gemm_hw *h, gemm_wave_fn wave, g
  * the quantising pass; dynamic_block, one pass that also writes an fp32
  * scale per 1x128 group.  Each kernel pays BACK_TO_BACK_KERNEL_FRACTION of
  * the device's fixed time; a source that fits the usable L2 and is warm (the
- * previous kernel wrote it) streams at the L2 rate.  Returns the time and
+ * previous kernel wrote it) streams at the L2 rate.  The static and dynamic
+ * passes run one CTA of QUANT_CTA_THREADS per row (vLLM's fp8 quantisation
+ * kernels), each thread with QUANT_BYTES_IN_FLIGHT of its row's loads in
+ * flight: with few rows the pass is bound by the loads in flight over the
+ * load latency (Little's law), not by the bandwidth.  Returns the time and
  * adds the DRAM bytes to *rd / *wr. */
-static double act_quant_s(const gemm_problem *pb, const gemm_hw *h, double *rd, double *wr)
+static double act_quant_s(const gemm_problem *pb, const gemm_hw *h, double *rd, double *wr, gemm_quant_terms *qt)
 {
+    if (qt) memset(qt, 0, sizeof *qt);
     if (pb->act_quant == GEMM_AQ_NONE) return 0;
     double elems = pb->batch * pb->m * pb->k, src = 2 * elems, rows = pb->batch * pb->m;
     int l2 = pb->warm_a && src <= h->l2_usable;
     /* Kernels launched back to back (in a graph or a stream) overlap one's
      * launch with the previous one's drain: each costs a fraction of the
      * fixed time. */
-    double r_bw = l2 ? h->l2_bw : h->hbm_bw, kern = BACK_TO_BACK_KERNEL_FRACTION * h->fixed_s;
+    double r_bw = l2 ? h->l2_bw : h->hbm_bw, kern = h->back_to_back * h->fixed_s;
+    if (pb->act_quant != GEMM_AQ_DYNAMIC_BLOCK) {
+        /* Row CTAs resident at once, and the rate their loads in flight
+         * sustain. */
+        double per_sm = mind(h->max_ctas, floor(h->max_warps * h->warp_size / QUANT_CTA_THREADS));
+        double ctas = mind(rows, maxd(1.0, per_sm) * h->num_sms);
+        double lat = l2 ? h->lat_l2_s : h->lat_dram_s;
+        r_bw = mind(r_bw, ctas * QUANT_CTA_THREADS * QUANT_BYTES_IN_FLIGHT / lat);
+    }
     double out = elems + (pb->act_quant == GEMM_AQ_DYNAMIC_BLOCK ? 4 * ceil(pb->k / 128) * rows : 0);
-    double t = kern + src / r_bw + out / (out <= h->l2_usable ? h->l2_bw : h->hbm_write_bw);
+    double stream = src / r_bw + out / (out <= h->l2_usable ? h->l2_bw : h->hbm_write_bw);
+    double t = kern + stream;
     if (!l2) *rd += src;
     *wr += out;
+    if (qt) {
+        qt->kernels = 1;
+        qt->fixed_s = h->fixed_s;
+        qt->stream_s = stream;
+    }
     if (pb->act_quant == GEMM_AQ_DYNAMIC) {
         t += kern; /* the zeroed scale */
-        t += kern + maxd(src / r_bw, rows * SAME_ADDRESS_ATOMIC_CYCLES / h->clock_hz);
+        t += kern + maxd(src / r_bw, rows * h->atomic_cycles / h->clock_hz);
         if (!l2) *rd += src;
+        if (qt) {
+            qt->kernels = 3;
+            qt->absmax_read_s = src / r_bw;
+            qt->atomic_s_per_cycle = rows / h->clock_hz;
+        }
     }
     return t;
+}
+
+double opm_gemm_quant_terms_time(const gemm_quant_terms *qt, double atomic_cycles, double back_to_back)
+{
+    double t = qt->kernels * back_to_back * qt->fixed_s + qt->stream_s;
+    if (qt->atomic_s_per_cycle > 0) t += maxd(qt->absmax_read_s, qt->atomic_s_per_cycle * atomic_cycles);
+    return t;
+}
+
+int opm_gemm_quant_terms_of(const opm_op *op, const opm_hardware *hw, gemm_quant_terms *qt, opm_error *err)
+{
+    memset(qt, 0, sizeof *qt);
+    opm_kind kind = opm_op_kind(op);
+    if ((kind != OPM_KIND_GEMM && kind != OPM_KIND_BATCHED_GEMM) || opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) return 0;
+    opm_counts c;
+    gemm_hw h;
+    gemm_problem pb;
+    int rc;
+    if ((rc = opm_op_count(op, &c, err)) || (rc = opm_gemm_hw(hw, c.compute_dtype, &h, err))) return rc;
+    if (h.mi == GEMM_MI_MXU || h.mi == GEMM_MI_MME || !opm_gemm_problem(op, &pb)) return 0;
+    double rd = 0, wr = 0;
+    act_quant_s(&pb, &h, &rd, &wr, qt);
+    return 0;
 }
 
 int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
@@ -659,7 +711,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         }
         x.groups_active = kind == OPM_KIND_GROUPED_GEMM ? pb.b_mats : 0;
         if (pb.act_quant != GEMM_AQ_NONE && opm_op_phase(op) != OPM_PHASE_TRAIN_BWD) {
-            x.quant_s = act_quant_s(&pb, &h, &x.quant_read, &x.quant_write);
+            x.quant_s = act_quant_s(&pb, &h, &x.quant_read, &x.quant_write, NULL);
             pb.warm_a = 1; /* the GEMM reads the activation the last pass wrote */
         }
         if (opm_op_phase(op) == OPM_PHASE_TRAIN_BWD) {

@@ -110,6 +110,9 @@ typedef struct gemm_hw {
     double max_ctas, max_warps, regs_per_sm, smem_per_sm, warp_size;
     int fma[3];
     double fixed_s;              /* device_fixed_overhead_cycles / clock */
+    /* SAME_ADDRESS_ATOMIC_CYCLES and BACK_TO_BACK_KERNEL_FRACTION, or the
+     * hardware's refit overrides of them (opm_hardware.fit). */
+    double atomic_cycles, back_to_back;
     /* Power cap: dynamic power budget tdp_w − idle power at the clock (0: no cap,
      * when the description lacks tdp_w or the energy per FLOP of the
      * matrix path), energy per executed matrix FLOP and per DRAM byte. */
@@ -192,12 +195,22 @@ typedef struct gemm_eval {
 #define OPM_TENSOR_ACHIEVABLE_DEFAULT 0.8
 /* SM cycles between two atomic updates of one address (the per-tensor
  * absmax of a dynamic fp8 activation quantisation: one per row block).
- * Fitted, bounded [2, 64] (docs/gemm_models.md, "Activation quantisation"). */
-#define SAME_ADDRESS_ATOMIC_CYCLES 14.0
+ * Fitted, bounded [2, 64]: the grid refit of validate-gemm-latency
+ * --leave-one-hardware-out on every activation-quantised row (H100, H200,
+ * L40S, uncalibrated) gives 15.5; each GPU left out 15.0-17.5
+ * (docs/gemm_models.md, "What the timed op did besides the GEMM"). */
+#define SAME_ADDRESS_ATOMIC_CYCLES 15.5
 /* Share of the device fixed time a kernel costs when it follows another of
  * the same op back to back (its launch overlaps the previous drain).
- * Fitted, bounded [0.25, 1] (docs/gemm_models.md, "Activation quantisation"). */
-#define BACK_TO_BACK_KERNEL_FRACTION 0.5
+ * Fitted, bounded [0.25, 1], by the same refit: 0.45 on every GPU, 0.40-0.50
+ * with one left out. */
+#define BACK_TO_BACK_KERNEL_FRACTION 0.45
+/* vLLM's per-tensor fp8 quantisation kernels (static_scaled_fp8_quant, the
+ * dynamic absmax and quantise passes): one CTA of 256 threads per row, each
+ * thread loading a vector of 16 bf16 elements (32 bytes) per step
+ * (csrc/quantization/fp8/common.cu, vectorization_utils.cuh). */
+#define QUANT_CTA_THREADS 256.0
+#define QUANT_BYTES_IN_FLIGHT 32.0
 #define WARPS_FOR_PEAK 4.0
 /* DRAM write bandwidth over the reached read bandwidth: output stores and
  * the split-K partials.  Fitted, bounded [0.5, 1] (docs/gemm_models.md). */
@@ -291,6 +304,19 @@ void opm_gemm_wave_end(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e, d
 /* A wave model: fills e->t_* and e->body_s from the tiling and traffic
  * already in e. */
 typedef void (*gemm_wave_fn)(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e);
+
+/* The activation quantisation kernels' time (attrs.activation_quant) as a
+ * function of the two fitted constants: kernels × back_to_back × fixed_s +
+ * stream_s + max(absmax_read_s, atomic_s_per_cycle × atomic_cycles) (the
+ * last term for the dynamic absmax only).  All 0 without quantisation. */
+typedef struct gemm_quant_terms {
+    double kernels, fixed_s, stream_s, absmax_read_s, atomic_s_per_cycle;
+} gemm_quant_terms;
+double opm_gemm_quant_terms_time(const gemm_quant_terms *qt, double atomic_cycles, double back_to_back);
+/* The terms of a gemm or batched_gemm op on hw (forward phases; zeros for
+ * anything the GEMM models do not quantise), for refitting the two
+ * constants without predicting again. */
+int opm_gemm_quant_terms_of(const opm_op *op, const opm_hardware *hw, gemm_quant_terms *qt, opm_error *err);
 
 /* Builds gemm_hw for the matrix dtype dt; OPM_EUNSUPPORTED when neither a
  * tensor nor a vector peak exists. */

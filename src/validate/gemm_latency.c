@@ -26,6 +26,13 @@
  * the median of measured − max(overlap, kernel).  A group that borrows its
  * overhead borrows its overlap from the same groups.
  *
+ * A row's kernel column gives hints: a cuBLAS SIMT sgemm name its tile, and
+ * vLLM's `cutlass` `scaled_mm` on a wgmma part the tile of vLLM's sm90 fp8
+ * dispatch.  The two constants that time fp8 activation quantisation are
+ * refitted here too (opm_gemm_refit_constants): a grid over their bounds on
+ * every hardware and without each one, from per-row terms, no new
+ * predictions.
+ *
  * The models' power cap credits a call's fixed overhead as idle time, so
  * once the overheads are known the rows a cap may limit are predicted again
  * on their hardware carrying their group's overhead
@@ -43,6 +50,7 @@
 #include "../hardware/hw_internal.h"
 #include "csv.h"
 #include "gemm_latency.h"
+#include "../models/gemm_tiled.h"
 
 #define CAL_PER_GROUP 8
 /* Calibration rows must be overhead-dominated: 2·b·m·n·k ≤ 2^26 FLOPs is at
@@ -392,7 +400,43 @@ static int harness_attrs(opm_op *op, const opm_gemm_row *r, opm_error *err)
     return 0;
 }
 
-static opm_op *row_op(const opm_gemm_row *r, int hints, opm_error *err)
+/* The CUTLASS kernel vLLM's fp8 `cutlass_scaled_mm` runs on Hopper (wgmma)
+ * for a row: its public sm90 dispatch (csrc/.../c3x/
+ * scaled_mm_sm90_fp8_dispatch.cuh) picks a fixed configuration by M (and N,
+ * K), never splits K and runs its tiles data-parallel.  For M <= 64 it
+ * swaps A and B so that the weight's N fills wgmma's 64-row side and M is
+ * the instruction's N: a tile of 16 (or 64) rows of M by 64 of N, K depth
+ * 256, one producer and one consumer warpgroup.  Above, 64x128 (M <= 128),
+ * 256x128 (M >= 8192 with K >= 6144, cooperative) or 128x128 ping-pong
+ * tiles, K depth 128, one producer and two consumer warpgroups.  t[] gets
+ * the CTA tile M, N, K, the warps and the warp tile M, N (the warp tile
+ * only sizes the accumulators, as in the wgmma catalog). */
+static void vllm_sm90_fp8_kernel(const opm_gemm_row *r, int t[6])
+{
+    static const int cfg[5][6] = {
+        {16, 64, 256, 8, 16, 16},    /* M <= 16, or (16, 64] with N <= 1280: swapped */
+        {64, 64, 256, 8, 32, 32},    /* (16, 64], N > 1280: swapped */
+        {64, 128, 128, 12, 32, 64},  /* (64, 128] */
+        {256, 128, 128, 12, 64, 64}, /* M >= 8192, K >= 6144: cooperative */
+        {128, 128, 128, 12, 32, 64}, /* the rest: ping-pong */
+    };
+    int c = r->m <= 16 || (r->m <= 64 && r->n <= 1280) ? 0 : r->m <= 64 ? 1 : r->m <= 128 ? 2
+          : r->m >= 8192 && r->k >= 6144 ? 3 : 4;
+    memcpy(t, cfg[c], sizeof cfg[c]);
+}
+
+static int vllm_hints(opm_op *op, const opm_gemm_row *r, opm_error *err)
+{
+    static const char *const keys[6] = {"cta_tile_m", "cta_tile_n", "cta_tile_k", "warps_per_cta", "warp_tile_m",
+                                        "warp_tile_n"};
+    int t[6];
+    vllm_sm90_fp8_kernel(r, t);
+    for (int i = 0; i < 6; i++)
+        if (opm_op_set_int(op, keys[i], t[i], err)) return -1;
+    return 0;
+}
+
+static opm_op *row_op(const opm_gemm_row *r, const opm_hardware *hw, int hints, opm_error *err)
 {
     int batched = r->batch > 1;
     opm_op *op = opm_op_new("gemm", batched ? OPM_KIND_BATCHED_GEMM : OPM_KIND_GEMM, OPM_PHASE_INFERENCE, err);
@@ -406,6 +450,10 @@ static opm_op *row_op(const opm_gemm_row *r, int hints, opm_error *err)
     b[o + 1] = r->tb ? r->k : r->n;
     c[o] = r->m;
     c[o + 1] = r->n;
+    /* vLLM's fp8 CUTLASS kernels on a wgmma part: their tiles as hints. */
+    int vllm_sm90 = hw && hw->matrix_instruction > 0 &&
+                    !strcmp(opm_hw_matrix_names[hw->matrix_instruction - 1], "wgmma") &&
+                    (r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2);
     /* fp8 GEMMs, and the int8 ones of the tensor-core sets, write bf16 (every
      * such source does); DeepBench's int8 GEMMs write int32 as given. */
     int wide_out = r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2 || (r->dtype == OPM_INT8 && r->timing);
@@ -418,6 +466,7 @@ static opm_op *row_op(const opm_gemm_row *r, int hints, opm_error *err)
         (r->act_quant && harness_attrs(op, r, err)) ||
         (r->l2_warm && opm_op_set_string(op, "l2_warm", l2_warm_names[r->l2_warm], err)) ||
         (hints && r->no_split && !r->kern_tm && opm_op_set_int(op, "split_k", 1, err)) ||
+        (hints && r->no_split && !r->kern_tm && vllm_sm90 && vllm_hints(op, r, err)) ||
         (hints && r->kern_tm &&
          (opm_op_set_int(op, "cta_tile_m", r->kern_tm, err) || opm_op_set_int(op, "cta_tile_n", r->kern_tn, err) ||
           opm_op_set_int(op, "cta_tile_k", r->kern_tk, err) || opm_op_set_int(op, "warps_per_cta", r->kern_warps, err) ||
@@ -504,7 +553,7 @@ static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_k
             break;
         }
         if (!hw) continue;
-        opm_op *op = row_op(r, use_kernel_column, NULL);
+        opm_op *op = row_op(r, hw, use_kernel_column, NULL);
         if (!op) continue;
         if (m->predict(op, hw, &p, NULL) == 0) base[i] = p.latency_s - p.overhead_s;
         opm_op_free(op);
@@ -654,7 +703,7 @@ static int energy_stats(const opm_gemm_dataset *ds, const opm_gemm_validate_opts
             break;
         }
         if (!hw) continue;
-        opm_op *op = row_op(r, !o->ignore_kernel_column, NULL);
+        opm_op *op = row_op(r, hw, !o->ignore_kernel_column, NULL);
         if (!op) continue;
         if (m->predict(op, hw, &p, NULL) == 0 && p.energy_j > 0) {
             pred[i] = p.energy_j;
@@ -949,4 +998,148 @@ int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int us
     free(sub);
     if (rc) opm_gemm_validation_free(v);
     return rc;
+}
+
+/* ---- refitting the fitted global constants ---- */
+
+/* The grid the refit searches: SAME_ADDRESS_ATOMIC_CYCLES over its
+ * documented bounds [2, 64] in half cycles, BACK_TO_BACK_KERNEL_FRACTION
+ * over [0.25, 1] in steps of 0.05. */
+#define REFIT_ATOMIC_LO 2.0
+#define REFIT_ATOMIC_STEP 0.5
+#define REFIT_ATOMIC_N 125
+#define REFIT_B2B_LO 0.25
+#define REFIT_B2B_STEP 0.05
+#define REFIT_B2B_N 16
+
+/* Mean APE (%) over the hardware whose rows the mask keeps, from per-
+ * hardware sums and counts; -1 when no row. */
+static double masked_mape(const double *sum, const size_t *cnt, size_t n_hw, int skip)
+{
+    double s = 0;
+    size_t n = 0;
+    for (size_t h = 0; h < n_hw; h++)
+        if ((int)h != skip) {
+            s += sum[h];
+            n += cnt[h];
+        }
+    return n ? s / (double)n : -1;
+}
+
+int opm_gemm_refit_constants(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base,
+                             opm_gemm_refit *out, opm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    /* Only the tile models time the quantisation kernels. */
+    if (strcmp(model, "extended_roofline") && strcmp(model, "effective_roofline")) return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < ds->n_rows; i++) {
+        const opm_gemm_row *r = &ds->rows[i];
+        n += (r->act_quant == OPM_GAQ_STATIC || r->act_quant == OPM_GAQ_DYNAMIC) && r->timing != OPM_GTIME_EAGER &&
+             !(r->clock_hz > 0) && isfinite(base[i]);
+    }
+    if (!n) return 0;
+    typedef struct { size_t row; gemm_quant_terms qt; double pred0, meas; } fit_row;
+    fit_row *fr = malloc(n * sizeof *fr);
+    size_t grid = (size_t)REFIT_ATOMIC_N * REFIT_B2B_N;
+    double *sum = calloc(grid * ds->n_hw + 1, sizeof *sum);
+    size_t *cnt = calloc(ds->n_hw + 1, sizeof *cnt);
+    out->folds = calloc(ds->n_hw + 1, sizeof *out->folds);
+    if (!fr || !sum || !cnt || !out->folds) {
+        free(fr);
+        free(sum);
+        free(cnt);
+        free(out->folds);
+        out->folds = NULL;
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < ds->n_rows && m < n; i++) {
+        const opm_gemm_row *r = &ds->rows[i];
+        if (!((r->act_quant == OPM_GAQ_STATIC || r->act_quant == OPM_GAQ_DYNAMIC) && r->timing != OPM_GTIME_EAGER &&
+              !(r->clock_hz > 0) && isfinite(base[i])))
+            continue;
+        opm_op *op = row_op(r, ds->hw[r->hw], use_kernel_column, NULL);
+        if (!op) continue;
+        fit_row *f = &fr[m];
+        int rc = opm_gemm_quant_terms_of(op, ds->hw[r->hw], &f->qt, NULL);
+        opm_op_free(op);
+        if (rc || !(f->qt.kernels > 0)) continue;
+        f->row = i;
+        f->meas = r->latency_s;
+        /* Uncalibrated: the kernel body, the hardware's own fixed time, and
+         * the quantisation at the shipped constants taken out. */
+        f->pred0 = base[i] + f->qt.fixed_s -
+                   opm_gemm_quant_terms_time(&f->qt, SAME_ADDRESS_ATOMIC_CYCLES, BACK_TO_BACK_KERNEL_FRACTION);
+        cnt[r->hw]++;
+        m++;
+    }
+    /* APE sums per (grid point, hardware): every fold then costs a sum. */
+    for (size_t g = 0; g < grid; g++) {
+        double ac = REFIT_ATOMIC_LO + (double)(g / REFIT_B2B_N) * REFIT_ATOMIC_STEP;
+        double bb = REFIT_B2B_LO + (double)(g % REFIT_B2B_N) * REFIT_B2B_STEP;
+        double *s = sum + g * ds->n_hw;
+        for (size_t j = 0; j < m; j++) {
+            double p = fr[j].pred0 + opm_gemm_quant_terms_time(&fr[j].qt, ac, bb);
+            s[ds->rows[fr[j].row].hw] += fabs(p / fr[j].meas - 1) * 100;
+        }
+    }
+    /* The shipped constants' errors, per hardware. */
+    double *ship = calloc(ds->n_hw + 1, sizeof *ship);
+    if (!ship) {
+        free(fr);
+        free(sum);
+        free(cnt);
+        opm_gemm_refit_free(out);
+        return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+    }
+    for (size_t j = 0; j < m; j++) {
+        double p = fr[j].pred0 + opm_gemm_quant_terms_time(&fr[j].qt, SAME_ADDRESS_ATOMIC_CYCLES,
+                                                           BACK_TO_BACK_KERNEL_FRACTION);
+        ship[ds->rows[fr[j].row].hw] += fabs(p / fr[j].meas - 1) * 100;
+    }
+    /* Fold -1 fits on every hardware; fold h on all but h and scores h. */
+    double held_sum = 0, held_ship = 0;
+    size_t held_n = 0;
+    for (int h = -1; h < (int)ds->n_hw; h++) {
+        if (h >= 0 && !cnt[h]) continue;
+        if (h >= 0 && masked_mape(ship, cnt, ds->n_hw, h) < 0) continue; /* nothing left to fit on */
+        size_t best = 0;
+        double best_m = HUGE_VAL;
+        for (size_t g = 0; g < grid; g++) {
+            double v = masked_mape(sum + g * ds->n_hw, cnt, ds->n_hw, h);
+            if (v >= 0 && v < best_m) {
+                best_m = v;
+                best = g;
+            }
+        }
+        opm_gemm_refit_fold *fo = &out->folds[out->n_folds++];
+        fo->hw = h;
+        fo->atomic_cycles = REFIT_ATOMIC_LO + (double)(best / REFIT_B2B_N) * REFIT_ATOMIC_STEP;
+        fo->back_to_back = REFIT_B2B_LO + (double)(best % REFIT_B2B_N) * REFIT_B2B_STEP;
+        fo->fit_mape = best_m;
+        for (size_t k = 0; k < ds->n_hw; k++) fo->fit_rows += (int)k != h ? cnt[k] : 0;
+        if (h >= 0) {
+            fo->held_rows = cnt[h];
+            fo->held_mape_shipped = ship[h] / (double)cnt[h];
+            fo->held_mape_refit = sum[best * ds->n_hw + (size_t)h] / (double)cnt[h];
+            held_sum += sum[best * ds->n_hw + (size_t)h];
+            held_ship += ship[h];
+            held_n += cnt[h];
+        }
+    }
+    out->pooled_rows = held_n;
+    out->pooled_shipped = held_n ? held_ship / (double)held_n : 0;
+    out->pooled_refit = held_n ? held_sum / (double)held_n : 0;
+    free(ship);
+    free(fr);
+    free(sum);
+    free(cnt);
+    return 0;
+}
+
+void opm_gemm_refit_free(opm_gemm_refit *r)
+{
+    free(r->folds);
+    memset(r, 0, sizeof *r);
 }

@@ -205,4 +205,31 @@ void opm_gemm_validation_free(opm_gemm_validation *v);
 int opm_gemm_leave_one_out(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base,
                            double host_overlap, opm_gemm_validation *v, opm_error *err);
 
+/* Refit of the GEMM models' globally fitted constants
+ * (SAME_ADDRESS_ATOMIC_CYCLES, BACK_TO_BACK_KERNEL_FRACTION: they time the
+ * fp8 activation quantisation kernels) by a grid search over their
+ * documented bounds, minimising the uncalibrated MAPE of the rows whose op
+ * quantises its activation (static or dynamic, not eager): once on every
+ * hardware (fold hw = -1), then once without each hardware that has such
+ * rows, scored on that hardware's rows.  Nothing is predicted again: each
+ * row's quantisation time is a function of the two constants
+ * (opm_gemm_quant_terms_time). */
+typedef struct opm_gemm_refit_fold {
+    int hw;                          /* held-out hardware index; -1: the fit on every hardware */
+    double atomic_cycles, back_to_back;
+    size_t fit_rows, held_rows;
+    double fit_mape;                 /* on the rows fitted */
+    double held_mape_shipped;        /* the held-out rows at the shipped constants */
+    double held_mape_refit;          /* ... at this fold's */
+} opm_gemm_refit_fold;
+typedef struct opm_gemm_refit {
+    size_t n_folds;                  /* 0: no row to fit on, or a model without the kernels */
+    opm_gemm_refit_fold *folds;
+    size_t pooled_rows;              /* every fold's held-out rows together */
+    double pooled_shipped, pooled_refit;
+} opm_gemm_refit;
+int opm_gemm_refit_constants(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, const double *base,
+                             opm_gemm_refit *out, opm_error *err);
+void opm_gemm_refit_free(opm_gemm_refit *r);
+
 #endif

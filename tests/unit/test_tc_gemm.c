@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "hardware/hw_internal.h"
 #include "models/gemm_tiled.h"
 #include "testutil.h"
 #include "validate/gemm_latency.h"
@@ -536,4 +537,179 @@ Test(tc_gemm, mfma_dequant_not_hidden_by_a_second_cta)
     }
     cr_assert_float_eq(t[1], 2 * t[0], 1e-3 * t[1], "%g vs %g", t[1], t[0]);
     opm_hardware_free(mi);
+}
+
+/* vLLM's per-tensor quantisation runs one CTA per row: with few rows its
+ * passes are bound by the loads in flight over the load latency, so one
+ * long row takes far longer than many short ones of the same bytes, and
+ * the long row's time grows with K well above what the DRAM bandwidth
+ * alone allows. */
+Test(tc_gemm, activation_quant_rows_bound_by_latency)
+{
+    opm_hardware *hw = builtin_hw("h100_sxm");
+    opm_op *one = fp8_gemm(1, 1024, 65536, "dynamic"), *many = fp8_gemm(64, 1024, 1024, "dynamic"),
+           *half = fp8_gemm(1, 1024, 32768, "dynamic");
+    opm_profile p1 = predict_ok("extended_roofline", one, hw), pm = predict_ok("extended_roofline", many, hw),
+                ph = predict_ok("extended_roofline", half, hw);
+    double q1 = diag_num(&p1, "activation_quant_s"), qm = diag_num(&pm, "activation_quant_s"),
+           qh = diag_num(&ph, "activation_quant_s");
+    cr_assert_gt(q1, 2 * qm, "%g vs %g", q1, qm);
+    /* Two passes over 32768 more bf16 elements: at the DRAM rate ~0.04 us. */
+    double bw = 3.35e12 * 0.949;
+    cr_assert_gt(q1 - qh, 10 * 2 * 2 * 32768.0 / bw, "%g", q1 - qh);
+    /* Enough rows to fill the SMs: bandwidth-bound again, near bytes / bw. */
+    opm_op *tall = fp8_gemm(32768, 1024, 4096, "static");
+    opm_profile pt = predict_ok("extended_roofline", tall, hw);
+    double bytes_s = 32768.0 * 4096 * 2 / bw;
+    cr_assert(diag_num(&pt, "activation_quant_s") < 3 * bytes_s, "%g vs %g", diag_num(&pt, "activation_quant_s"),
+              bytes_s);
+    /* The refit's decomposition gives the same time the model reports. */
+    const opm_op *ops[3] = {one, many, tall};
+    const opm_profile *ps[3] = {&p1, &pm, &pt};
+    for (int i = 0; i < 3; i++) {
+        gemm_quant_terms qt;
+        opm_error err;
+        cr_assert_eq(opm_gemm_quant_terms_of(ops[i], hw, &qt, &err), 0);
+        double t = opm_gemm_quant_terms_time(&qt, SAME_ADDRESS_ATOMIC_CYCLES, BACK_TO_BACK_KERNEL_FRACTION);
+        cr_assert_float_eq(t, diag_num(ps[i], "activation_quant_s"), 1e-12, "%d: %g vs %g", i, t,
+                           diag_num(ps[i], "activation_quant_s"));
+    }
+    opm_op_free(one);
+    opm_op_free(many);
+    opm_op_free(half);
+    opm_op_free(tall);
+    opm_hardware_free(hw);
+}
+
+/* A hinted Hopper kernel without pipeline_stages fills the shared memory
+ * as the catalog's warp-specialised kernels do; a stages hint still wins.
+ * A 16-row tile (the swapped-operand kernels libraries run for small M)
+ * wastes less of the tensor rate on a 4-row GEMM than a 64-row one. */
+Test(tc_gemm, hinted_wgmma_kernels)
+{
+    opm_hardware *hw = builtin_hw("h100_sxm");
+    const char *fmt = "{\"kind\": \"gemm\", \"m\": 4, \"n\": 1024, \"k\": 65536, \"dtype\": \"fp8\", \"out_dtype\": "
+                      "\"bf16\", \"transpose_b\": true, \"attrs\": {\"cta_tile_m\": %d, \"cta_tile_n\": 64, "
+                      "\"cta_tile_k\": 256, \"warps_per_cta\": 8%s}}";
+    char json[512];
+    snprintf(json, sizeof json, fmt, 16, "");
+    opm_op *auto16 = op_json(json);
+    snprintf(json, sizeof json, fmt, 16, ", \"pipeline_stages\": 3");
+    opm_op *three = op_json(json);
+    snprintf(json, sizeof json, fmt, 64, "");
+    opm_op *auto64 = op_json(json);
+    opm_profile a = predict_ok("extended_roofline", auto16, hw), t = predict_ok("extended_roofline", three, hw),
+                b = predict_ok("extended_roofline", auto64, hw);
+    /* (16 + 64) x 256 fp8 bytes per stage: 8 stages fit 3/4 of 228 KiB. */
+    cr_assert_eq(diag_num(&a, "pipeline_stages"), 8);
+    cr_assert_eq(diag_num(&t, "pipeline_stages"), 3);
+    cr_assert_lt(a.latency_s, b.latency_s, "%g vs %g", a.latency_s, b.latency_s);
+    cr_assert(!strncmp(diag(&a, "kernel")->text, "hinted_16x64x256_s8", 19), "%s", diag(&a, "kernel")->text);
+    opm_op_free(auto16);
+    opm_op_free(three);
+    opm_op_free(auto64);
+    opm_hardware_free(hw);
+}
+
+/* The kernel column `cutlass_fp8_scaled_mm` on a wgmma part runs vLLM's
+ * fixed sm90 tiles (no split-K, data-parallel): a 160-row GEMM over a long
+ * K gets two 128x128 tiles, much slower than the best catalog choice; on
+ * an mma_sync part the column only fixes split_k 1. */
+Test(tc_gemm, vllm_cutlass_fp8_tiles)
+{
+    char dir[512], path[600];
+    tmp_dir(dir, sizeof dir, "tc_vllm");
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
+          "h100_sxm,fp8_e4m3,1,160,128,65536,0,1,0,190,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+          "h100_sxm,fp8_e4m3,1,8,1024,65536,0,1,0,60,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+          "h100_sxm,bf16,1,160,128,65536,0,1,0,100,F.linear,t,none,graph\n",
+          f);
+    fclose(f);
+    opm_error err;
+    opm_gemm_dataset ds;
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
+    cr_assert_eq(ds.n_rows, 3);
+    double with[3], without[3];
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, with, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 0, without, &err), 0, "%s", err.message);
+    cr_assert_gt(with[0], 1.5 * without[0], "%g vs %g", with[0], without[0]);
+    /* 2 CTAs of 128x128x65536 fp8 cannot beat the tensor rate of 2 SMs. */
+    opm_hardware *hw = builtin_hw("h100_sxm");
+    double sm_rate = 1978.9e12 / 132;
+    cr_assert_gt(with[0], 2.0 * 128 * 128 * 65536 / sm_rate);
+    /* The bf16 cuBLAS row is untouched by the column. */
+    cr_assert_eq(with[2], without[2]);
+    opm_hardware_free(hw);
+    opm_gemm_dataset_free(&ds);
+    remove(path);
+    rmdir(dir);
+}
+
+/* The leave-one-hardware-out refit finds the constants the rows were made
+ * with: rows whose latencies are the model's own at atomic 30 cycles and
+ * back-to-back fraction 0.8 (a copy of the hardware carrying those
+ * overrides), on two GPUs; every fold recovers them, the held-out error
+ * at the refit values is ~0 and at the shipped ones is not. */
+Test(tc_gemm, constant_refit_recovers_the_constants)
+{
+    static const char *const hws[2] = {"h100_sxm", "h200_sxm"};
+    static const int64_t shapes[4][3] = {{16384, 128, 32}, {32768, 256, 32}, {1, 64, 1024}, {64, 2048, 4096}};
+    char dir[512], path[600];
+    tmp_dir(dir, sizeof dir, "tc_refit");
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing,"
+          "l2_warm\n", f);
+    for (int h = 0; h < 2; h++) {
+        opm_hardware *hw = builtin_hw(hws[h]);
+        opm_error err;
+        opm_hardware *fit = opm_hardware_clone(hw, &err);
+        cr_assert_not_null(fit);
+        fit->fit[OPM_FIT_ATOMIC_CYCLES] = 30;
+        fit->fit[OPM_FIT_BACK_TO_BACK] = 0.8;
+        for (int s = 0; s < 4; s++) {
+            opm_op *op = fp8_gemm(shapes[s][0], shapes[s][1], shapes[s][2], "dynamic");
+            cr_assert_eq(opm_op_set_string(op, "l2_warm", "input", &err), 0);
+            cr_assert_eq(opm_op_set_int(op, "split_k", 1, &err), 0);
+            opm_profile p = predict_ok("extended_roofline", op, fit);
+            fprintf(f, "%s,fp8_e4m3,1,%lld,%lld,%lld,0,1,0,%.6f,x,t,dynamic,graph,input\n", hws[h],
+                    (long long)shapes[s][0], (long long)shapes[s][1], (long long)shapes[s][2], p.latency_s * 1e6);
+            opm_op_free(op);
+        }
+        opm_hardware_free(fit);
+        opm_hardware_free(hw);
+    }
+    fclose(f);
+    opm_error err;
+    opm_gemm_dataset ds;
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
+    cr_assert_eq(ds.n_rows, 8);
+    double base[8];
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, base, &err), 0, "%s", err.message);
+    opm_gemm_refit rf;
+    cr_assert_eq(opm_gemm_refit_constants(&ds, "extended_roofline", 1, base, &rf, &err), 0, "%s", err.message);
+    cr_assert_eq(rf.n_folds, 3);
+    for (size_t i = 0; i < rf.n_folds; i++) {
+        const opm_gemm_refit_fold *fo = &rf.folds[i];
+        cr_assert_float_eq(fo->atomic_cycles, 30, 1e-9, "fold %zu: %g", i, fo->atomic_cycles);
+        cr_assert_float_eq(fo->back_to_back, 0.8, 1e-9, "fold %zu: %g", i, fo->back_to_back);
+        cr_assert_lt(fo->fit_mape, 0.01);
+        if (fo->hw >= 0) {
+            cr_assert_eq(fo->held_rows, 4);
+            cr_assert_lt(fo->held_mape_refit, 0.01);
+            cr_assert_gt(fo->held_mape_shipped, 1);
+        }
+    }
+    cr_assert_eq(rf.pooled_rows, 8);
+    opm_gemm_refit_free(&rf);
+    /* The roofline has no quantisation kernels: nothing to refit. */
+    cr_assert_eq(opm_gemm_refit_constants(&ds, "roofline", 1, base, &rf, &err), 0);
+    cr_assert_eq(rf.n_folds, 0);
+    opm_gemm_dataset_free(&ds);
+    remove(path);
+    rmdir(dir);
 }
