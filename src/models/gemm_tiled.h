@@ -35,6 +35,11 @@ typedef struct gemm_problem {
      * previous kernel wrote or read them, so their first touch is an L2 hit
      * as far as they fit. */
     int warm_a, warm_b;
+    /* attrs.operand_copies: the op is one of this many copies run in turn,
+     * each on its own weight (and its own input unless warm_a shares it),
+     * so each copy's operands were last read copies − 1 GEMMs ago and are
+     * still in L2 when every copy fits its usable part (0: not rotated). */
+    double copies;
     int trans_a, trans_b;       /* transpose_a / transpose_b: 0 (row-major A[M,K], B[K,N])
                                  * leaves A K-contiguous and B N-contiguous */
     double a_unique, b_unique;  /* DRAM bytes of A and B when not the matrices (implicit GEMM) */

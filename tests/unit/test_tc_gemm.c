@@ -243,6 +243,34 @@ Test(tc_gemm, l2_warm_input)
     opm_hardware_free(hw);
 }
 
+/* A benchmark rotating over copies of the weight finds each copy in L2
+ * while all of them fit: fewer DRAM bytes and less time than a cold
+ * weight; copies that overflow the L2 leave it cold. */
+Test(tc_gemm, operand_copies)
+{
+    opm_hardware *hw = builtin_hw("l40s");
+    /* B: 768 x 6144 bf16 = 9 MiB; 6 copies fit the 96 MiB L2, 16 do not. */
+#define COPIES_GEMM(extra) "{\"kind\": \"gemm\", \"m\": 1, \"n\": 6144, \"k\": 768, \"dtype\": \"bf16\"," \
+                           " \"attrs\": {\"transpose_b\": true, \"l2_warm\": \"input\"" extra "}}"
+    opm_op *cold = op_json(COPIES_GEMM(""));
+    opm_op *six = op_json(COPIES_GEMM(", \"operand_copies\": 6"));
+    opm_op *many = op_json(COPIES_GEMM(", \"operand_copies\": 16"));
+#undef COPIES_GEMM
+    for (int mi = 0; mi < 2; mi++) {
+        const char *model = mi ? "effective_roofline" : "extended_roofline";
+        opm_profile c = predict_ok(model, cold, hw), s = predict_ok(model, six, hw), m = predict_ok(model, many, hw);
+        cr_assert_geq(hbm_read(&c) - hbm_read(&s), (uint64_t)768 * 6144 * 2, "%s", model);
+        cr_assert_lt(s.latency_s, c.latency_s, "%s", model);
+        cr_assert_eq(hbm_read(&m), hbm_read(&c), "%s", model);
+        cr_assert_eq(m.latency_s, c.latency_s, "%s", model);
+    }
+    rejected("{kind: gemm, m: 8, n: 8, k: 8, dtype: bf16, attrs: {operand_copies: 0}}", "operand_copies");
+    opm_op_free(cold);
+    opm_op_free(six);
+    opm_op_free(many);
+    opm_hardware_free(hw);
+}
+
 static opm_op *fp8_gemm(int64_t m, int64_t n, int64_t k, const char *aq)
 {
     char json[512];
