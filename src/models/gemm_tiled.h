@@ -189,6 +189,14 @@ typedef struct gemm_eval {
  * the median of the published maximum-achievable-matmul measurements
  * (docs/gemm_models.md, "Achievable tensor rate"). */
 #define OPM_TENSOR_ACHIEVABLE_DEFAULT 0.8
+/* An 8-bit (fp8, int8) achievable fraction over the 16-bit one of the same
+ * GPU, for hardware that measures only the 16-bit one: the median of the
+ * three published pairs (H100 SXM 0.709 / 0.803 = 0.883, MI300X 0.487 /
+ * 0.542 = 0.899, MI325X 0.538 / 0.636 = 0.846; leaving one out gives
+ * 0.865-0.891).  Bounded [0.5, 1]: the 8-bit pipe does twice the FLOPs per
+ * cycle for between the same and twice the energy (docs/gemm_models.md,
+ * "8-bit tensor rate under the power limit"). */
+#define EIGHT_BIT_ACHIEVABLE_RATIO 0.883
 /* SM cycles between two atomic updates of one address (the per-tensor
  * absmax of a dynamic fp8 activation quantisation: one per row block).
  * Fitted, bounded [2, 64] (docs/gemm_models.md, "Activation quantisation"). */

@@ -170,6 +170,28 @@ Test(tc_gemm, achievable_fraction_bounds_large_gemms)
     opm_op_free(op);
 }
 
+/* An 8-bit GEMM on hardware that measures only its 16-bit fraction runs at
+ * that fraction scaled down (its pipe draws more power per cycle); one
+ * that measures its own keeps it. */
+Test(tc_gemm, eight_bit_fraction_from_the_16_bit_one)
+{
+    opm_op *fp8 = op_json("{\"kind\": \"gemm\", \"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"fp8\"}");
+    opm_op *bf16 = op_json("{\"kind\": \"gemm\", \"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\"}");
+    opm_hardware *ada = builtin_hw("l40s"), *hopper = builtin_hw("h100_sxm");
+    opm_profile f = predict_ok("extended_roofline", fp8, ada), b = predict_ok("extended_roofline", bf16, ada);
+    double fb = diag_num(&b, "tensor_achievable_fraction");
+    cr_assert_float_eq(diag_num(&f, "tensor_achievable_fraction"), fb * EIGHT_BIT_ACHIEVABLE_RATIO, 1e-12);
+    cr_assert(EIGHT_BIT_ACHIEVABLE_RATIO >= 0.5 && EIGHT_BIT_ACHIEVABLE_RATIO < 1);
+    /* Twice the peak, less than twice the speed. */
+    cr_assert(f.latency_s > 0.5 * b.latency_s && f.latency_s < b.latency_s, "%g vs %g", f.latency_s, b.latency_s);
+    opm_profile h = predict_ok("extended_roofline", fp8, hopper);
+    cr_assert_float_eq(diag_num(&h, "tensor_achievable_fraction"), 0.709, 1e-12);
+    opm_hardware_free(ada);
+    opm_hardware_free(hopper);
+    opm_op_free(fp8);
+    opm_op_free(bf16);
+}
+
 /* A sustained clock below clock_hz slows what runs on the SM clock (here a
  * latency- and L2-bound skinny GEMM), never the fixed time. */
 Test(tc_gemm, sustained_clock_slows_the_sm_clock_domain)
