@@ -206,6 +206,9 @@ typedef struct gemm_eval {
  * Fitted, bounded [0.25, 1] (docs/gemm_models.md, "Activation quantisation"). */
 #define BACK_TO_BACK_KERNEL_FRACTION 0.5
 #define WARPS_FOR_PEAK 4.0
+/* Bytes of one accumulator (fp32, or int32 for int8 MMAs) that a warp-level
+ * MMA epilogue stages through shared memory. */
+#define EPILOGUE_ACC_BYTES 4.0
 /* DRAM write bandwidth over the reached read bandwidth: output stores and
  * the split-K partials.  Fitted, bounded [0.5, 1] (docs/gemm_models.md). */
 #define DRAM_WRITE_EFF 0.7
@@ -235,6 +238,7 @@ typedef struct gemm_wave_in {
     double warp_reads;       /* SMEM bytes the CTA's warps read per K iteration */
     double tile_iter_bytes;  /* bytes of one K iteration's A and B tiles */
     double out_elem;         /* bytes per output element (fp32 partials under split-K) */
+    double epi_elem_s;       /* SM time to issue one output element (epilogue) */
     double lat_s;            /* load latency, L2 to DRAM blended by the miss ratio */
 } gemm_wave_in;
 void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval *e, gemm_wave_in *w);

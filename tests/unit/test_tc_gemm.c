@@ -192,6 +192,24 @@ Test(tc_gemm, eight_bit_fraction_from_the_16_bit_one)
     opm_op_free(bf16);
 }
 
+/* A warp-level MMA epilogue stages every fp32 accumulator through shared
+ * memory (written, read back) before storing it: at least 8 bytes of
+ * shared-memory traffic per output element on each SM's share. */
+Test(tc_gemm, mma_sync_epilogue_stages_accumulators)
+{
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 8192, \"n\": 8192, \"k\": 64, \"dtype\": \"bf16\"}");
+    opm_hardware *hw = builtin_hw("a100_80gb_sxm");
+    double sms = opm_hardware_num_sms(hw), clock = opm_hardware_clock_hz(hw);
+    /* 128 B per clock per SM: 32 banks x 4 B (no faster shared memory on Ampere). */
+    double floor_s = 8192.0 * 8192.0 / sms * 2 * EPILOGUE_ACC_BYTES / (128.0 * clock);
+    for (int mi = 0; mi < 2; mi++) {
+        opm_profile p = predict_ok(mi ? "effective_roofline" : "extended_roofline", op, hw);
+        cr_assert_geq(diag_num(&p, "epilogue_s"), 0.9 * floor_s, "%g vs %g", diag_num(&p, "epilogue_s"), floor_s);
+    }
+    opm_hardware_free(hw);
+    opm_op_free(op);
+}
+
 /* A sustained clock below clock_hz slows what runs on the SM clock (here a
  * latency- and L2-bound skinny GEMM), never the fixed time. */
 Test(tc_gemm, sustained_clock_slows_the_sm_clock_domain)
