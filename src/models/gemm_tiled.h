@@ -238,7 +238,7 @@ typedef struct gemm_wave_in {
     double warp_reads;       /* SMEM bytes the CTA's warps read per K iteration */
     double tile_iter_bytes;  /* bytes of one K iteration's A and B tiles */
     double out_elem;         /* bytes per output element (fp32 partials under split-K) */
-    double epi_elem_s;       /* SM time to issue one output element (epilogue) */
+    double epi_tile_s;       /* SM time to issue one CTA's output tile (epilogue) */
     double lat_s;            /* load latency, L2 to DRAM blended by the miss ratio */
 } gemm_wave_in;
 void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval *e, gemm_wave_in *w);
