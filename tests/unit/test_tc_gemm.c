@@ -405,6 +405,38 @@ Test(tc_gemm, harness_columns)
     rmdir(dir);
 }
 
+/* The operand_copies column reaches the op: a rotated small weight that
+ * fits the L2 is predicted faster than the same row without the column; a
+ * count that is not one is a bad row naming the column. */
+Test(tc_gemm, operand_copies_column)
+{
+    char dir[512], path[600];
+    tmp_dir(dir, sizeof dir, "tc_copies");
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source,timing,l2_warm,operand_copies\n"
+          "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,6\n"
+          "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,\n"
+          "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,0\n",
+          f);
+    fclose(f);
+    opm_error err;
+    opm_gemm_dataset ds;
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
+    cr_assert_eq(ds.n_rows, 2);
+    cr_assert_eq(ds.rows_bad, 1);
+    cr_assert(strstr(ds.first_bad, "operand_copies"), "%s", ds.first_bad);
+    cr_assert_eq(ds.rows[0].copies, 6);
+    cr_assert_eq(ds.rows[1].copies, 0);
+    double base[2];
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, base, &err), 0, "%s", err.message);
+    cr_assert_lt(base[0], base[1]);
+    opm_gemm_dataset_free(&ds);
+    remove(path);
+    rmdir(dir);
+}
+
 /* The shipped tensor-core sets (data/gemm_tc), uncalibrated, on the
  * graph-replayed bf16 GEMMs of H100 and H200 and Vidur's A100 kernels: a
  * guard on the figures docs/gemm_models.md reports (behaviour, not speed). */
