@@ -24,6 +24,10 @@ Mapping (details and traps in data/README.md, section gemm_tc/):
                       GEMM starts: aiconfigurator and Vidur share the activation between calls /
                       take it from the kernel before; Azure runs one problem 10,000 times without a
                       flush; DeepGEMM flushes L2 and aiter rotates buffers beyond it)
+    operand_copies    N or empty (the harness runs the GEMM in turn over N copies of its weight,
+                      and of its input where l2_warm does not share it: aiconfigurator's collectors
+                      build 6 (`outside_loop_count`), its vLLM fp8-block path 1; a copy's operands
+                      are L2-resident when all N fit)
   The `source` column is `<family>:<origin>` (origin = upstream commit or framework version);
   for aiconfigurator, whose GPUs each carry three conventions, it is
   `aiconfigurator:<framework>:<timing>[:<activation_quant>]`, so that validate-gemm-latency's
@@ -46,7 +50,7 @@ from curate_gemm_data import fmt_float  # noqa: E402
 
 COLUMNS = ["hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias",
            "latency_us", "energy_j", "clock_mhz", "kernel", "source", "threads_per_cta", "split_k",
-           "activation_quant", "timing", "l2_warm"]
+           "activation_quant", "timing", "l2_warm", "operand_copies"]
 
 IN_COLUMNS = ["hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias",
               "latency_us", "kernel", "source"]
@@ -158,6 +162,19 @@ L2_WARM = {"aiconfigurator": "input", "vidur": "input", "azure_aibg": "all", "de
            "aiter": "none"}
 
 
+def harness_l2(name, r, aq):
+    """(l2_warm, operand_copies) of one row.  aiconfigurator's collectors
+    (collector/vllm/collect_gemm.py, collector/sglang/collect_gemm.py) build
+    `outside_loop_count` = 6 copies of the layer and run them in turn inside
+    the timed graph (1 for vLLM's fp8-block path); vLLM's copies share one
+    input x, SGLang's each draw their own."""
+    if name != "aiconfigurator":
+        return L2_WARM[name], ""
+    if r["source"].startswith("aic_sglang"):
+        return "none", 6
+    return L2_WARM[name], 1 if aq == "dynamic_block" else 6
+
+
 def parse_int(s, lo, hi):
     try:
         v = int(s)
@@ -196,6 +213,7 @@ def read_source(src, folder, name, invalid):
                 warn("%s:%d: skipped invalid row (%s)" % (path, lineno, why))
                 continue
             aq, timing, tag = classify(name, r)
+            warm, copies = harness_l2(name, r, aq)
             kernel = r["kernel"].replace(",", ";")     # keep cells free of quoted commas
             batch, m, n, k = dims
             row = {
@@ -203,7 +221,8 @@ def read_source(src, folder, name, invalid):
                 "k": k, "transpose_a": 0, "transpose_b": 1, "bias": flags[2],
                 "latency_us": lat, "energy_j": "", "clock_mhz": "", "kernel": kernel,
                 "source": tag, "threads_per_cta": "", "split_k": "",
-                "activation_quant": aq, "timing": timing, "l2_warm": L2_WARM[name],
+                "activation_quant": aq, "timing": timing, "l2_warm": warm,
+                "operand_copies": copies,
             }
             yield (name, r["hardware"], r["dtype"], timing), row
 

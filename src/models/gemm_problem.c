@@ -55,6 +55,9 @@ int opm_gemm_problem(const opm_op *op, gemm_problem *pb)
             const char *v = opm_op_attr_string_at(op, i, "none");
             pb->warm_a = !strcmp(v, "input") || !strcmp(v, "all");
             pb->warm_b = !strcmp(v, "weight") || !strcmp(v, "all");
+        } else if (key[0] == 'o' && !strcmp(key, "operand_copies")) {
+            int64_t copies = opm_op_attr_int_at(op, i, 0);
+            pb->copies = copies > 0 ? (double)copies : 0;
         }
     }
     double m = (double)(ta ? a->shape[a->rank - 1] : a->shape[a->rank - 2]);

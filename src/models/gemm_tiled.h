@@ -40,6 +40,11 @@ typedef struct gemm_problem {
      * previous kernel wrote or read them, so their first touch is an L2 hit
      * as far as they fit. */
     int warm_a, warm_b;
+    /* attrs.operand_copies: the op is one of this many copies run in turn,
+     * each on its own weight (and its own input unless warm_a shares it),
+     * so each copy's operands were last read copies − 1 GEMMs ago and are
+     * still in L2 when every copy fits its usable part (0: not rotated). */
+    double copies;
     int trans_a, trans_b;       /* transpose_a / transpose_b: 0 (row-major A[M,K], B[K,N])
                                  * leaves A K-contiguous and B N-contiguous */
     double a_unique, b_unique;  /* DRAM bytes of A and B when not the matrices (implicit GEMM) */
@@ -193,6 +198,14 @@ typedef struct gemm_eval {
  * the median of the published maximum-achievable-matmul measurements
  * (docs/gemm_models.md, "Achievable tensor rate"). */
 #define OPM_TENSOR_ACHIEVABLE_DEFAULT 0.8
+/* An 8-bit (fp8, int8) achievable fraction over the 16-bit one of the same
+ * GPU, for hardware that measures only the 16-bit one: the median of the
+ * three published pairs (H100 SXM 0.709 / 0.803 = 0.883, MI300X 0.487 /
+ * 0.542 = 0.899, MI325X 0.538 / 0.636 = 0.846; leaving one out gives
+ * 0.865-0.891).  Bounded [0.5, 1]: the 8-bit pipe does twice the FLOPs per
+ * cycle for between the same and twice the energy (docs/gemm_models.md,
+ * "8-bit tensor rate under the power limit"). */
+#define EIGHT_BIT_ACHIEVABLE_RATIO 0.883
 /* SM cycles between two atomic updates of one address (the per-tensor
  * absmax of a dynamic fp8 activation quantisation: one per row block).
  * Fitted, bounded [2, 64]: the grid refit of validate-gemm-latency
@@ -212,6 +225,9 @@ typedef struct gemm_eval {
 #define QUANT_CTA_THREADS 256.0
 #define QUANT_BYTES_IN_FLIGHT 32.0
 #define WARPS_FOR_PEAK 4.0
+/* Bytes of one accumulator (fp32, or int32 for int8 MMAs) that a warp-level
+ * MMA epilogue stages through shared memory. */
+#define EPILOGUE_ACC_BYTES 4.0
 /* DRAM write bandwidth over the reached read bandwidth: output stores and
  * the split-K partials.  Fitted, bounded [0.5, 1] (docs/gemm_models.md). */
 #define DRAM_WRITE_EFF 0.7
@@ -263,6 +279,7 @@ typedef struct gemm_wave_in {
     double warp_reads;       /* SMEM bytes the CTA's warps read per K iteration */
     double tile_iter_bytes;  /* bytes of one K iteration's A and B tiles */
     double out_elem;         /* bytes per output element (fp32 partials under split-K) */
+    double epi_tile_s;       /* SM time to issue one CTA's output tile (epilogue) */
     double lat_s;            /* load latency, L2 to DRAM blended by the miss ratio */
     /* Vector-ALU time of one CTA's block-scale dequantisation per K
      * iteration (MFMA kernels with block scales; else 0). */

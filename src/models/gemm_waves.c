@@ -28,6 +28,18 @@ void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval 
     w->warp_reads = opm_gemm_warp_smem_reads(pb, k);
     w->tile_iter_bytes = ((double)k->tm * pb->a_bytes + (double)k->tn * pb->b_bytes) * k->tk;
     w->out_elem = k->split_k > 1 ? 4.0 : pb->c_bytes;
+    /* Issuing one CTA's output tile: its stores to L2 and, on warp-level
+     * MMA, first the staging of each fp32 (int32) accumulator through
+     * shared memory, written and read back, so that the stores leave in
+     * whole rows (CUTLASS 2.x's and cuBLAS's mma.sync epilogues; the
+     * fragment layout of the MMA scatters a warp's outputs over rows).  The
+     * stage runs between barriers, after the K loop: it adds to the CTA's
+     * time.  Only the rows and columns the problem has are staged: a
+     * library runs a tile of few rows for a few-row GEMM (a GEMV), which
+     * the catalog's tile stands for. */
+    w->epi_tile_s = (double)k->tm * k->tn * w->out_elem / h->l2_port_sm;
+    if (k->mi == GEMM_MI_MMA_SYNC)
+        w->epi_tile_s += mind(k->tm, pb->m) * mind(k->tn, pb->n) * 2.0 * EPILOGUE_ACC_BYTES / h->smem_bw_sm;
     w->lat_s = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
     w->dq_s = 0;
     if (k->mi == GEMM_MI_MFMA && h->tensor && pb->scale_bk > 0) {
@@ -133,7 +145,7 @@ static void extended_class(const gemm_hw *h, const gemm_wave_in *in, const wave_
     (void)state;
     const gemm_kernel *k = &e->kern;
     double share = in->share, warp_reads = in->warp_reads, tile_iter_bytes = in->tile_iter_bytes;
-    double out_elem = in->out_elem, lat = in->lat_s;
+    double lat = in->lat_s;
     int w = s->w;
     double kit = s->kit, frac = s->frac, count = s->count, a = s->a;
     double issue = mind(1.0, a * k->warps / WARPS_FOR_PEAK) * share;
@@ -150,7 +162,7 @@ static void extended_class(const gemm_hw *h, const gemm_wave_in *in, const wave_
      * and the wave's stores drain to DRAM (to L2 for a tail that fits)
      * while the next CTAs already run their K loops, so stores share
      * DRAM time with the loads instead of adding to the wave. */
-    double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
+    double issue_epi = a * in->epi_tile_s;
     double store = frac * e->l2_write;
     double t_store = opm_gemm_store_s(h, store, w || e->stores_in_l2);
     double loop = kit * t_iter;
@@ -181,7 +193,7 @@ static void effective_class(const gemm_hw *h, const gemm_wave_in *in, const wave
 {
     const gemm_kernel *k = &e->kern;
     double share = in->share, warp_reads = in->warp_reads, tile_iter_bytes = in->tile_iter_bytes;
-    double out_elem = in->out_elem, lat = in->lat_s;
+    double lat = in->lat_s;
     int w = s->w;
     double nt = s->nt, kit = s->kit, frac = s->frac, count = s->count, a = s->a;
     double sms = mind(nt, h->num_sms);
@@ -195,7 +207,7 @@ static void effective_class(const gemm_hw *h, const gemm_wave_in *in, const wave
     double t_l2 = frac * e->l2_read / r_l2;
     /* Concurrency limits the byte rate; the activations' time is fixed. */
     double t_d = frac * maxd(e->dram_read / r_dram, e->dram_read_eq / h->hbm_bw);
-    double issue_epi = a * k->tm * k->tn * out_elem / h->l2_port_sm;
+    double issue_epi = a * in->epi_tile_s;
     double store = frac * e->l2_write;
     double t_store = opm_gemm_store_s(h, store, w || e->stores_in_l2);
     double local = maxd(t_c, t_s) + issue_epi, mem = maxd(t_l2, t_d + t_store);

@@ -498,7 +498,11 @@ static int bgemm_short(opm_op *op, opm_error *err) { return from_short(op, 1, er
      "absmax), dynamic_block (1x128 groups)"},                                                         \
     {"l2_warm", OPM_ATTR_STRING, 0,                                                                   \
      "operands resident in L2 at the start (the previous kernel touched them): none (default), "       \
-     "input, weight, all"}
+     "input, weight, all"},                                                                            \
+    {"operand_copies", OPM_ATTR_INT, 1,                                                               \
+     "the op runs in turn with this many other copies of its weight (and of its input unless "         \
+     "l2_warm shares it), as a benchmark rotating buffers does: operands stay in L2 when every "       \
+     "copy fits it (default: not rotated)"}
 
 static const opm_attr_def gemm_attrs[] = {
     {"transpose_a", OPM_ATTR_BOOL, 0, "A is stored [K, M] (default false)"},

@@ -119,7 +119,8 @@ static int group_index(opm_gemm_dataset *ds, int hw, const char *tag)
 
 const char *const opm_gemm_col_names[OPM_GCOL_COUNT] = {
     "hardware", "dtype", "batch", "m", "n", "k", "transpose_a", "transpose_b", "bias", "latency_us", "source", "kernel",
-    "clock_mhz", "threads_per_cta", "split_k", "activation_quant", "l2_warm", "timing", "energy_j"};
+    "clock_mhz", "threads_per_cta", "split_k", "activation_quant", "l2_warm", "timing", "energy_j",
+    "operand_copies"};
 
 static const char *const act_quant_names[] = {"none", "static", "dynamic", "dynamic_block", "block", NULL};
 static const char *const l2_warm_names[] = {"none", "input", "weight", "all", NULL};
@@ -248,6 +249,12 @@ int opm_gemm_row_read(char *const *fld, int nf, const int *col, opm_gemm_row *r,
         *want = "a K-slice count from 1 to 1024, or nothing";
         return OPM_GCOL_SPLIT;
     }
+    int64_t copies = 0;
+    if ((f = opt_field(fld, nf, col, OPM_GCOL_COPIES)) && parse_count(f, 1, 1024, &copies)) {
+        *want = "an operand copy count from 1 to 1024, or nothing";
+        return OPM_GCOL_COPIES;
+    }
+    r->copies = (int16_t)copies;
     static const struct { int col; const char *const *names; const char *want; } harness[3] = {
         {OPM_GCOL_ACT_QUANT, act_quant_names, "none, static, dynamic, dynamic_block or block, or nothing"},
         {OPM_GCOL_L2_WARM, l2_warm_names, "none, input, weight or all, or nothing"},
@@ -465,6 +472,7 @@ static opm_op *row_op(const opm_gemm_row *r, const opm_hardware *hw, int hints, 
         (r->bias && opm_op_set_bool(op, "bias", 1, err)) ||
         (r->act_quant && harness_attrs(op, r, err)) ||
         (r->l2_warm && opm_op_set_string(op, "l2_warm", l2_warm_names[r->l2_warm], err)) ||
+        (r->copies && opm_op_set_int(op, "operand_copies", r->copies, err)) ||
         (hints && r->no_split && !r->kern_tm && opm_op_set_int(op, "split_k", 1, err)) ||
         (hints && r->no_split && !r->kern_tm && vllm_sm90 && vllm_hints(op, r, err)) ||
         (hints && r->kern_tm &&

@@ -50,6 +50,9 @@ typedef struct opm_gemm_row {
      * (OPM_GTIME_*: how the time was taken; eager rows are host-launch
      * bound and scored only with a calibrated overhead). */
     unsigned char act_quant, l2_warm, timing;
+    /* The operand_copies column: copies of the operands the harness runs
+     * the GEMM over in turn (attrs.operand_copies), 0 when empty. */
+    int16_t copies;
     /* The kernel column names a library that never splits K (a split_k 1
      * hint with automatic tile selection). */
     unsigned char no_split;
@@ -175,7 +178,8 @@ int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r);
  * hardware through latency_us are required, the rest optional. */
 enum { OPM_GCOL_HW, OPM_GCOL_DTYPE, OPM_GCOL_BATCH, OPM_GCOL_M, OPM_GCOL_N, OPM_GCOL_K, OPM_GCOL_TA, OPM_GCOL_TB,
        OPM_GCOL_BIAS, OPM_GCOL_LAT, OPM_GCOL_SOURCE, OPM_GCOL_KERNEL, OPM_GCOL_CLOCK, OPM_GCOL_THREADS,
-       OPM_GCOL_SPLIT, OPM_GCOL_ACT_QUANT, OPM_GCOL_L2_WARM, OPM_GCOL_TIMING, OPM_GCOL_ENERGY, OPM_GCOL_COUNT };
+       OPM_GCOL_SPLIT, OPM_GCOL_ACT_QUANT, OPM_GCOL_L2_WARM, OPM_GCOL_TIMING, OPM_GCOL_ENERGY,
+       OPM_GCOL_COPIES, OPM_GCOL_COUNT };
 #define OPM_GCOL_REQUIRED OPM_GCOL_SOURCE
 extern const char *const opm_gemm_col_names[OPM_GCOL_COUNT];
 /* Reads one row's fields, all but hardware and source, into *r (zeroed

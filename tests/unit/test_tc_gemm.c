@@ -171,6 +171,46 @@ Test(tc_gemm, achievable_fraction_bounds_large_gemms)
     opm_op_free(op);
 }
 
+/* An 8-bit GEMM on hardware that measures only its 16-bit fraction runs at
+ * that fraction scaled down (its pipe draws more power per cycle); one
+ * that measures its own keeps it. */
+Test(tc_gemm, eight_bit_fraction_from_the_16_bit_one)
+{
+    opm_op *fp8 = op_json("{\"kind\": \"gemm\", \"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"fp8\"}");
+    opm_op *bf16 = op_json("{\"kind\": \"gemm\", \"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\"}");
+    opm_hardware *ada = builtin_hw("l40s"), *hopper = builtin_hw("h100_sxm");
+    opm_profile f = predict_ok("extended_roofline", fp8, ada), b = predict_ok("extended_roofline", bf16, ada);
+    double fb = diag_num(&b, "tensor_achievable_fraction");
+    cr_assert_float_eq(diag_num(&f, "tensor_achievable_fraction"), fb * EIGHT_BIT_ACHIEVABLE_RATIO, 1e-12);
+    cr_assert(EIGHT_BIT_ACHIEVABLE_RATIO >= 0.5 && EIGHT_BIT_ACHIEVABLE_RATIO < 1);
+    /* Twice the peak, less than twice the speed. */
+    cr_assert(f.latency_s > 0.5 * b.latency_s && f.latency_s < b.latency_s, "%g vs %g", f.latency_s, b.latency_s);
+    opm_profile h = predict_ok("extended_roofline", fp8, hopper);
+    cr_assert_float_eq(diag_num(&h, "tensor_achievable_fraction"), 0.709, 1e-12);
+    opm_hardware_free(ada);
+    opm_hardware_free(hopper);
+    opm_op_free(fp8);
+    opm_op_free(bf16);
+}
+
+/* A warp-level MMA epilogue stages every fp32 accumulator through shared
+ * memory (written, read back) before storing it: at least 8 bytes of
+ * shared-memory traffic per output element on each SM's share. */
+Test(tc_gemm, mma_sync_epilogue_stages_accumulators)
+{
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 8192, \"n\": 8192, \"k\": 64, \"dtype\": \"bf16\"}");
+    opm_hardware *hw = builtin_hw("a100_80gb_sxm");
+    double sms = opm_hardware_num_sms(hw), clock = opm_hardware_clock_hz(hw);
+    /* 128 B per clock per SM: 32 banks x 4 B (no faster shared memory on Ampere). */
+    double floor_s = 8192.0 * 8192.0 / sms * 2 * EPILOGUE_ACC_BYTES / (128.0 * clock);
+    for (int mi = 0; mi < 2; mi++) {
+        opm_profile p = predict_ok(mi ? "effective_roofline" : "extended_roofline", op, hw);
+        cr_assert_geq(diag_num(&p, "epilogue_s"), 0.9 * floor_s, "%g vs %g", diag_num(&p, "epilogue_s"), floor_s);
+    }
+    opm_hardware_free(hw);
+    opm_op_free(op);
+}
+
 /* A sustained clock below clock_hz slows what runs on the SM clock (here a
  * latency- and L2-bound skinny GEMM), never the fixed time. */
 Test(tc_gemm, sustained_clock_slows_the_sm_clock_domain)
@@ -241,6 +281,34 @@ Test(tc_gemm, l2_warm_input)
     opm_op_free(warm);
     opm_op_free(big);
     opm_op_free(bigw);
+    opm_hardware_free(hw);
+}
+
+/* A benchmark rotating over copies of the weight finds each copy in L2
+ * while all of them fit: fewer DRAM bytes and less time than a cold
+ * weight; copies that overflow the L2 leave it cold. */
+Test(tc_gemm, operand_copies)
+{
+    opm_hardware *hw = builtin_hw("l40s");
+    /* B: 768 x 6144 bf16 = 9 MiB; 6 copies fit the 96 MiB L2, 16 do not. */
+#define COPIES_GEMM(extra) "{\"kind\": \"gemm\", \"m\": 1, \"n\": 6144, \"k\": 768, \"dtype\": \"bf16\"," \
+                           " \"attrs\": {\"transpose_b\": true, \"l2_warm\": \"input\"" extra "}}"
+    opm_op *cold = op_json(COPIES_GEMM(""));
+    opm_op *six = op_json(COPIES_GEMM(", \"operand_copies\": 6"));
+    opm_op *many = op_json(COPIES_GEMM(", \"operand_copies\": 16"));
+#undef COPIES_GEMM
+    for (int mi = 0; mi < 2; mi++) {
+        const char *model = mi ? "effective_roofline" : "extended_roofline";
+        opm_profile c = predict_ok(model, cold, hw), s = predict_ok(model, six, hw), m = predict_ok(model, many, hw);
+        cr_assert_geq(hbm_read(&c) - hbm_read(&s), (uint64_t)768 * 6144 * 2, "%s", model);
+        cr_assert_lt(s.latency_s, c.latency_s, "%s", model);
+        cr_assert_eq(hbm_read(&m), hbm_read(&c), "%s", model);
+        cr_assert_eq(m.latency_s, c.latency_s, "%s", model);
+    }
+    rejected("{kind: gemm, m: 8, n: 8, k: 8, dtype: bf16, attrs: {operand_copies: 0}}", "operand_copies");
+    opm_op_free(cold);
+    opm_op_free(six);
+    opm_op_free(many);
     opm_hardware_free(hw);
 }
 
@@ -333,6 +401,38 @@ Test(tc_gemm, harness_columns)
     cr_assert_eq(v.rows, 3);
     cr_assert_eq(v.rows_eager_skipped, 1);
     opm_gemm_validation_free(&v);
+    opm_gemm_dataset_free(&ds);
+    remove(path);
+    rmdir(dir);
+}
+
+/* The operand_copies column reaches the op: a rotated small weight that
+ * fits the L2 is predicted faster than the same row without the column; a
+ * count that is not one is a bad row naming the column. */
+Test(tc_gemm, operand_copies_column)
+{
+    char dir[512], path[600];
+    tmp_dir(dir, sizeof dir, "tc_copies");
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source,timing,l2_warm,operand_copies\n"
+          "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,6\n"
+          "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,\n"
+          "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,0\n",
+          f);
+    fclose(f);
+    opm_error err;
+    opm_gemm_dataset ds;
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
+    cr_assert_eq(ds.n_rows, 2);
+    cr_assert_eq(ds.rows_bad, 1);
+    cr_assert(strstr(ds.first_bad, "operand_copies"), "%s", ds.first_bad);
+    cr_assert_eq(ds.rows[0].copies, 6);
+    cr_assert_eq(ds.rows[1].copies, 0);
+    double base[2];
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, base, &err), 0, "%s", err.message);
+    cr_assert_lt(base[0], base[1]);
     opm_gemm_dataset_free(&ds);
     remove(path);
     rmdir(dir);
