@@ -15,6 +15,12 @@ not leak into phi) over the fit runs, on the calibrated-launch-interval predicti
     build-phi1/src/cli/opmodel validate-artifact --output-csv /tmp/phi1.csv > /dev/null
     /usr/bin/python3 tools/active_power_fit.py --fit /tmp/phi0.csv /tmp/phi1.csv
 
+Leave-one-GPU-out check (the A100 left out: the fit on the A10's even-CRC runs instead, and the
+phi it gives scored on every A100 run by linear interpolation between the two builds, exact where
+the TDP limit does not bind, i.e. every 900 MHz run):
+
+    /usr/bin/python3 tools/active_power_fit.py --fit-on a10_e2e /tmp/phi0.csv /tmp/phi1.csv
+
 Scores of one build (the shipped one), fit and held-out sets apart, uncalibrated first:
 
     build/src/cli/opmodel validate-artifact --output-csv /tmp/art.csv > /dev/null
@@ -28,20 +34,20 @@ import zlib
 FIT_FILE = "a100_40gb_pcie_e2e"
 
 
-def in_fit(r):
-    return r["file"] == FIT_FILE and zlib.crc32(r["workload"].encode()) % 2 == 0
+def in_fit(r, fit_file=FIT_FILE):
+    return r["file"] == fit_file and zlib.crc32(r["workload"].encode()) % 2 == 0
 
 
 def scored(path):
     return [r for r in csv.DictReader(open(path)) if r["status"] == "scored"]
 
 
-def fit(phi0, phi1):
+def fit(phi0, phi1, fit_file=FIT_FILE):
     one = {(r["file"], r["workload"]): r for r in scored(phi1)}
     num = den = 0.0
     n = 0
     for r in scored(phi0):
-        if not in_fit(r):
+        if not in_fit(r, fit_file):
             continue
         t = float(r["predicted_time_s"])
         p0 = float(r["predicted_energy_j"]) / t
@@ -51,7 +57,34 @@ def fit(phi0, phi1):
         num += x * y
         den += x * x
         n += 1
-    print("fit runs %d: ACTIVE_POWER_FRACTION = %.4f" % (n, num / den))
+    print("fit runs %d (%s, even CRC): ACTIVE_POWER_FRACTION = %.4f" % (n, fit_file, num / den))
+    return num / den
+
+
+def held_out(phi0, phi1, fit_file):
+    """Fits on fit_file's even-CRC runs and scores every run of the other files at that phi, the
+    energies interpolated linearly between the phi = 0 and phi = 1 builds."""
+    phi = fit(phi0, phi1, fit_file)
+    one = {(r["file"], r["workload"]): r for r in scored(phi1)}
+    groups = collections.defaultdict(list)
+    for r in scored(phi0):
+        if r["file"] == fit_file:
+            continue
+        groups["%s (held out)" % r["file"]].append((r, one[(r["file"], r["workload"])]))
+    for label, (tk, ek) in (("uncalibrated (default host interval)", ("uncalibrated_time_s", "uncalibrated_energy_j")),
+                            ("calibrated launch interval", ("predicted_time_s", "predicted_energy_j"))):
+        print(label)
+        print("%-52s %4s %7s %7s" % ("set", "runs", "energy%", "power%"))
+        for g in sorted(groups):
+            e = p = 0.0
+            for r0, r1 in groups[g]:
+                tm, em, tp = float(r0["measured_time_s"]), float(r0["measured_energy_j"]), float(r0[tk])
+                ep = (1 - phi) * float(r0[ek]) + phi * float(r1[ek])
+                e += abs(ep / em - 1)
+                p += abs((ep / tp) / (em / tm) - 1)
+            n = len(groups[g])
+            print("%-52s %4d %7.2f %7.2f" % (g, n, 100 * e / n, 100 * p / n))
+        print()
 
 
 def scores(path):
@@ -86,10 +119,12 @@ def scores(path):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--fit":
         fit(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 5 and sys.argv[1] == "--fit-on":
+        held_out(sys.argv[3], sys.argv[4], sys.argv[2])
     elif len(sys.argv) == 2:
         scores(sys.argv[1])
     else:
-        sys.exit("usage: active_power_fit.py --fit PHI0.csv PHI1.csv | active_power_fit.py ARTIFACT.csv")
+        sys.exit("usage: active_power_fit.py --fit PHI0.csv PHI1.csv | --fit-on FILE PHI0.csv PHI1.csv | ARTIFACT.csv")
 
 
 if __name__ == "__main__":

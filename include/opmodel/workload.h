@@ -114,7 +114,9 @@ typedef struct opm_workload_totals {
     double device_time_s;         /* sum of the kernels' predicted device times */
     double idle_s;                /* latency_s - device_time_s: the GPU waits for the host */
     double energy_j;              /* op energies + idle_energy_j */
-    double op_energy_j;           /* sum of the ops' predicted energy_j */
+    double op_energy_j;           /* sum of the ops' predicted energy_j, with the active base energy
+                                   * the per-op TDP limit took off given back while the run's
+                                   * average power stays at most tdp_w (docs/energy.md) */
     double idle_energy_j;         /* idle power × idle_s */
     double idle_power_w;          /* at the hardware's clock */
     double average_power_w;       /* energy_j / latency_s (0 when latency is 0) */

@@ -108,6 +108,7 @@ void art_free(art_result *r)
     for (size_t i = 0; i < r->n_runs; i++) {
         free(r->runs[i].dev_s);
         free(r->runs[i].op_j);
+        free(r->runs[i].cut_j);
     }
     free(r->runs);
     for (size_t i = 0; i < r->n_files; i++) free(r->files[i]);
@@ -326,7 +327,7 @@ static double cal_cost(const art_result *r, const size_t *runs, size_t n, double
     for (size_t i = 0; i < n; i++) {
         const art_run *u = &r->runs[runs[i]];
         double t, e;
-        wl_sum(r->workloads[u->workload], u->dev_s, u->op_j, L, u->idle_w, &t, &e);
+        wl_sum(r->workloads[u->workload], u->dev_s, u->op_j, u->cut_j, L, u->idle_w, u->tdp_w, &t, &e);
         double d = t / u->time_s - 1;
         s += d * d;
     }
@@ -433,7 +434,8 @@ int art_run_all(art_result *r, const char *data_dir, const char *model, opm_erro
         size_t nops = opm_workload_op_count(w);
         u->dev_s = malloc((nops ? nops : 1) * sizeof *u->dev_s);
         u->op_j = malloc((nops ? nops : 1) * sizeof *u->op_j);
-        if (!u->dev_s || !u->op_j) {
+        u->cut_j = malloc((nops ? nops : 1) * sizeof *u->cut_j);
+        if (!u->dev_s || !u->op_j || !u->cut_j) {
             rc = oom(err);
             break;
         }
@@ -444,14 +446,15 @@ int art_run_all(art_result *r, const char *data_dir, const char *model, opm_erro
             break;
         }
         u->idle_w = opm_hardware_idle_power_w(hw, 0);
-        rc = wl_costs(w, hw, m, u->dev_s, u->op_j, err);
+        u->tdp_w = opm_hardware_tdp_w(hw);
+        rc = wl_costs(w, hw, m, u->dev_s, u->op_j, u->cut_j, err);
         opm_hardware_free(hw);
         if (rc) {
             opm_err_prefix(err, u->name);
             break;
         }
         double e;
-        wl_sum(w, u->dev_s, u->op_j, 0, u->idle_w, &u->device_s, &e);
+        wl_sum(w, u->dev_s, u->op_j, u->cut_j, 0, u->idle_w, u->tdp_w, &u->device_s, &e);
         if (u->time_s < ART_OOM_FRACTION * u->device_s) {
             u->status = ART_OUT_OF_MEMORY;
             r->runs_oom++;
@@ -493,8 +496,10 @@ int art_run_all(art_result *r, const char *data_dir, const char *model, opm_erro
         art_run *u = &r->runs[i];
         if (u->status != ART_SCORED && u->status != ART_CALIBRATION) continue;
         const opm_workload *w = r->workloads[u->workload];
-        wl_sum(w, u->dev_s, u->op_j, r->launch_interval_s[u->hw], u->idle_w, &u->pred_time_s, &u->pred_energy_j);
-        wl_sum(w, u->dev_s, u->op_j, r->default_interval_s, u->idle_w, &u->unc_time_s, &u->unc_energy_j);
+        wl_sum(w, u->dev_s, u->op_j, u->cut_j, r->launch_interval_s[u->hw], u->idle_w, u->tdp_w, &u->pred_time_s,
+               &u->pred_energy_j);
+        wl_sum(w, u->dev_s, u->op_j, u->cut_j, r->default_interval_s, u->idle_w, u->tdp_w, &u->unc_time_s,
+               &u->unc_energy_j);
     }
 
     /* Clocks present among scored runs. */

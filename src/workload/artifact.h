@@ -37,9 +37,10 @@ typedef struct art_run {
     double device_s;       /* predicted graph-mode time */
     double pred_time_s, pred_energy_j;      /* at the calibrated interval */
     double unc_time_s, unc_energy_j;        /* at the default host's interval */
-    /* per distinct op of its workload: device time, energy (owned) */
-    double *dev_s, *op_j;
-    double idle_w;
+    /* per distinct op of its workload: device time, energy, active energy
+     * its per-op TDP limit took off (owned); the board's idle and limit */
+    double *dev_s, *op_j, *cut_j;
+    double idle_w, tdp_w;
 } art_run;
 
 typedef struct art_stats3 {

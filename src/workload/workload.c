@@ -1,7 +1,8 @@
 /* workload.c — the workload object (include/opmodel/workload.h): distinct
  * ops and their launch sequence, the table of measured host launch
  * intervals, and the evaluation that predicts each distinct op once and
- * sums the sequence in eager or graph mode with idle power in the gaps.
+ * sums the sequence in eager or graph mode with idle power in the gaps
+ * and the board's TDP limit over the whole run.
  *
  * A workload keeps distinct ops apart from the launch order because real
  * sequences repeat: a 24-layer transformer's kernel list is 24 copies of
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../models/energy.h"
 #include "workload_internal.h"
 
 /* Host launch intervals: host time from one kernel launch to the next in a
@@ -195,8 +197,48 @@ struct opm_workload_result {
 
 /* What one distinct op costs per launch. */
 typedef struct op_cost {
-    double device_s, energy_j, flops, bytes;
+    double device_s, energy_j, flops, bytes, cut_j;
 } op_cost;
+
+/* The active base energy the per-op TDP limit took off one op: act_w (the
+ * active power at the clock, opm_energy_active_power_w) less the
+ * diagnostic's limited figure, over its time.  A power-capped op (its
+ * activity alone at tdp_w) and a description without tdp_w or with module
+ * powers (act_w 0, or no diagnostic) give none.  One pass over the
+ * diagnostics: it runs once per distinct op. */
+static double active_cut_j(const opm_profile *p, double act_w)
+{
+    if (!(act_w > 0)) return 0;
+    double limited = -1;
+    for (size_t i = 0; i < p->diag_count; i++) {
+        const opm_diag *d = &p->diags[i];
+        if (d->is_text) continue;
+        if (!strcmp(d->key, "power_capped_clock_hz")) return 0;
+        if (!strcmp(d->key, "active_power_w")) limited = d->number;
+    }
+    double cut = limited >= 0 ? act_w - limited : 0;
+    return cut > 0 ? cut * p->latency_s : 0;
+}
+
+static double hw_active_w(const opm_hardware *hw)
+{
+    return opm_hardware_tdp_w(hw) > 0 ? opm_energy_active_power_w(hw) : 0;
+}
+
+/* The board's power limiter holds the power averaged over a window of
+ * milliseconds, many kernels, to tdp_w; per op the energy model limits the
+ * active base power to what tdp_w leaves over that op alone, which charges
+ * a run of compute-heavy kernels beside memory-bound ones less than the
+ * window allows.  Over the run (energy e over t seconds, cut joules taken
+ * off per op) the limit is the window's: the ops' active power comes back
+ * while the run's average stays at most tdp_w (never below what the per-op
+ * limit charged).  Returns the fraction of cut given back. */
+static double window_share(double e, double cut, double t, double tdp)
+{
+    if (!(cut > 0) || !(tdp > 0) || !(t > 0)) return 0;
+    double room = tdp * t - e;
+    return room <= 0 ? 0 : room >= cut ? 1 : room / cut;
+}
 
 /* Entries by latency, largest first; qsort is not stable, so ties go by
  * the order the entries were first seen (their rank). */
@@ -280,6 +322,7 @@ opm_workload_result *opm_workload_evaluate(const opm_workload *w, const opm_hard
         r->names = calloc(n_names ? n_names : 1, sizeof *r->names);
     }
     if (!r || !cost || !name_entry || !r->kinds || !r->ops || !r->names) goto fail_oom;
+    double act_w = hw_active_w(hw);
     for (size_t i = 0; i < w->n_ops; i++) {
         opm_profile p;
         if (m->predict(w->ops[i], hw, &p, err)) {
@@ -289,7 +332,7 @@ opm_workload_result *opm_workload_evaluate(const opm_workload *w, const opm_hard
             opm_err_prefix(err, what);
             goto fail;
         }
-        cost[i] = (op_cost){p.latency_s, p.energy_j, (double)p.flops, dram_bytes(&p)};
+        cost[i] = (op_cost){p.latency_s, p.energy_j, (double)p.flops, dram_bytes(&p), active_cut_j(&p, act_w)};
     }
     double clock_hz = opm_hardware_clock_hz(hw);
     /* The gaps are charged what the board idles at this clock. */
@@ -297,6 +340,16 @@ opm_workload_result *opm_workload_evaluate(const opm_workload *w, const opm_hard
     opm_workload_totals *t = &r->totals;
     t->idle_power_w = idle_w;
     t->launch_interval_s = interval;
+    double run_s = 0, run_j = 0, run_cut = 0;
+    for (size_t s = 0; s < w->n_seq; s++) {
+        const op_cost *c = &cost[w->seq[s].op];
+        double n = (double)w->seq[s].count, wall = c->device_s > interval ? c->device_s : interval;
+        run_s += wall * n;
+        run_j += (c->energy_j + idle_w * (wall - c->device_s)) * n;
+        run_cut += c->cut_j * n;
+    }
+    double share = window_share(run_j, run_cut, run_s, opm_hardware_tdp_w(hw));
+    for (size_t i = 0; i < w->n_ops; i++) cost[i].energy_j += share * cost[i].cut_j;
     long kind_entry[OPM_KIND_COUNT];
     for (size_t k = 0; k < OPM_KIND_COUNT; k++) kind_entry[k] = -1;
     for (size_t k = 0; k < n_names; k++) name_entry[k] = -1;
@@ -372,27 +425,30 @@ const opm_workload_entry *opm_workload_result_op(const opm_workload_result *r, s
 
 
 int wl_costs(const opm_workload *w, const opm_hardware *hw, const opm_model *m, double *dev_s, double *energy_j,
-             opm_error *err)
+             double *cut_j, opm_error *err)
 {
+    double act_w = hw_active_w(hw);
     for (size_t i = 0; i < w->n_ops; i++) {
         opm_profile p;
         if (m->predict(w->ops[i], hw, &p, err)) return err ? err->code : OPM_EINVAL;
         dev_s[i] = p.latency_s;
         energy_j[i] = p.energy_j;
+        cut_j[i] = active_cut_j(&p, act_w);
     }
     return 0;
 }
 
-void wl_sum(const opm_workload *w, const double *dev_s, const double *energy_j, double interval_s, double idle_w,
-            double *time_s, double *energy_out_j)
+void wl_sum(const opm_workload *w, const double *dev_s, const double *energy_j, const double *cut_j,
+            double interval_s, double idle_w, double tdp_w, double *time_s, double *energy_out_j)
 {
-    double t = 0, e = 0;
+    double t = 0, e = 0, cut = 0;
     for (size_t s = 0; s < w->n_seq; s++) {
         const wl_launch *l = &w->seq[s];
         double d = dev_s[l->op], gap = d < interval_s ? interval_s - d : 0;
         t += (double)l->count * (d + gap);
         e += (double)l->count * (energy_j[l->op] + idle_w * gap);
+        cut += (double)l->count * cut_j[l->op];
     }
     *time_s = t;
-    *energy_out_j = e;
+    *energy_out_j = e + window_share(e, cut, t, tdp_w) * cut;
 }

@@ -54,12 +54,14 @@ int wl_read_jsonl(opm_workload *w, const char *text, size_t len, const char *sou
 int wl_is_energaizer(const char *text, size_t len);
 
 /* For validate-artifact (artifact.c), which re-sums one workload at many
- * launch intervals: each distinct op's device time and energy on hw, and
- * the sequence's eager time and energy with those costs at interval_s (0:
- * graph); the idle power it charges is opm_hardware_idle_power_w's. */
+ * launch intervals: each distinct op's device time, energy and the active
+ * base energy its per-op TDP limit took off (cut_j) on hw, and the
+ * sequence's eager time and energy with those costs at interval_s (0:
+ * graph), idle_w in the gaps and tdp_w's limit over the whole run (as
+ * opm_workload_evaluate). */
 int wl_costs(const opm_workload *w, const opm_hardware *hw, const opm_model *m, double *dev_s, double *energy_j,
-             opm_error *err);
-void wl_sum(const opm_workload *w, const double *dev_s, const double *energy_j, double interval_s, double idle_w,
-            double *time_s, double *energy_out_j);
+             double *cut_j, opm_error *err);
+void wl_sum(const opm_workload *w, const double *dev_s, const double *energy_j, const double *cut_j,
+            double interval_s, double idle_w, double tdp_w, double *time_s, double *energy_out_j);
 
 #endif

@@ -376,3 +376,30 @@ Test(energy, calibrate_energy_tdp_rule_file)
     unlink(rows);
     unlink(hwpath);
 }
+
+/* The J/FLOP lines the shipped files write out from the TDP rule stay in
+ * step with the idle figure they were derived from: at the dense bf16 peak
+ * the board draws idle (at the quoted clock) + peak × J/FLOP = tdp_w.  A
+ * changed static_power_w with stale J/FLOP lines fails here.  The A10's
+ * idle power is a measured figure (P0, clocks up), so no prediction on it
+ * says the TDP rule stood in for static_power_w. */
+Test(energy, written_tdp_rule_matches_idle)
+{
+    const char *hws[] = {"a10", "a100_40gb_pcie", "a100_80gb_sxm", "h100_sxm", NULL};
+    for (int h = 0; hws[h]; h++) {
+        opm_hardware *hw = builtin_hw(hws[h]);
+        double peak = opm_hardware_peak_flops(hw, OPM_ENGINE_TENSOR, OPM_BF16);
+        double j = opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_TENSOR, OPM_BF16);
+        double idle = opm_hardware_static_power_w(hw), tdp = opm_hardware_tdp_w(hw);
+        cr_assert_gt(j, 0, "%s", hws[h]);
+        cr_assert_float_eq(idle + peak * j, tdp, 2e-3 * tdp, "%s: %g + %g != %g", hws[h], idle, peak * j, tdp);
+        opm_hardware_free(hw);
+    }
+    opm_hardware *a10 = builtin_hw("a10");
+    opm_op *op = op_yaml(op_texts[2]);
+    opm_profile p = predict_ok("extended_roofline", op, a10);
+    const opm_diag *d = opm_profile_diag(&p, "energy_derived");
+    cr_assert(!d || !d->is_text || strcmp(d->text, "static_power_w"), "a10 idle power still from the TDP rule");
+    opm_op_free(op);
+    opm_hardware_free(a10);
+}

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "testutil.h"
+#include "models/energy.h"
 #include "workload/artifact.h"
 
 static opm_workload *from_text(const char *text)
@@ -54,7 +55,18 @@ Test(workload, eager_is_graph_plus_host_gaps_and_energy_adds_up)
     cr_assert_float_eq(te->latency_s, pg.latency_s + 2 * 50e-6, 1e-12);
     double gap = 2 * (50e-6 - pa.latency_s);
     cr_assert_float_eq(te->idle_s, gap, 1e-12);
-    cr_assert_float_eq(te->energy_j, pg.energy_j + 2 * pa.energy_j + opm_hardware_static_power_w(hw) * gap, 1e-12);
+    /* The gaps draw idle power; the active base power the per-op TDP limit
+     * took off the gemm comes back as far as the run's average stays under
+     * tdp_w (the board's limiter works over the whole run). */
+    double base = pg.energy_j + 2 * pa.energy_j + opm_hardware_static_power_w(hw) * gap;
+    double act = opm_energy_active_power_w(hw), tdp = opm_hardware_tdp_w(hw);
+    double cut = (act - opm_profile_diag(&pg, "active_power_w")->number) * pg.latency_s +
+                 2 * (act - opm_profile_diag(&pa, "active_power_w")->number) * pa.latency_s;
+    cr_assert_gt(cut, 0, "the gemm's active power is limited per op at the top clock");
+    double want = base + cut < tdp * te->latency_s ? base + cut : tdp * te->latency_s;
+    cr_assert_gt(want, base);
+    cr_assert_float_eq(te->energy_j, want, 1e-12);
+    cr_assert_leq(te->average_power_w, tdp * (1 + 1e-12));
     cr_assert_float_eq(te->average_power_w, te->energy_j / te->latency_s, 1e-9);
     cr_assert_float_eq(te->flops, (double)pg.flops + 2 * (double)pa.flops, 1);
     /* Breakdowns: largest first, and they sum to the totals. */
@@ -68,6 +80,58 @@ Test(workload, eager_is_graph_plus_host_gaps_and_energy_adds_up)
     opm_workload_result_free(e);
     opm_workload_free(w);
     opm_hardware_free(hw);
+}
+
+/* The TDP limit on the active base power is the run's, not each op's: a
+ * gemm held at tdp_w with idle gaps around it gets back the active power
+ * its own limit took off, up to the run's average reaching tdp_w; the same
+ * gemms back to back (graph) have no room; without tdp_w nothing moves. */
+Test(workload, power_limit_over_the_run)
+{
+    static const char gemm[] = "{\"kind\": \"gemm\", \"m\": 8192, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\", \"count\": 4}\n";
+    opm_workload *w = from_text(gemm);
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
+    opm_profile p = predict_ok("extended_roofline", opm_workload_op(w, 0), hw);
+    double tdp = opm_hardware_tdp_w(hw);
+    cr_assert_float_eq(p.average_power_w, tdp, 1e-9 * tdp, "the gemm alone is held at tdp_w");
+    opm_workload_options o;
+    opm_workload_options_init(&o);
+    opm_error err;
+    o.mode = OPM_WORKLOAD_GRAPH;
+    opm_workload_result *g = opm_workload_evaluate(w, hw, &o, &err);
+    cr_assert(g, "%s", err.message);
+    cr_assert_float_eq(opm_workload_result_totals(g)->energy_j, 4 * p.energy_j, 1e-12 * p.energy_j);
+    o.mode = OPM_WORKLOAD_EAGER;
+    o.launch_interval_s = 3 * p.latency_s;
+    opm_workload_result *e = opm_workload_evaluate(w, hw, &o, &err);
+    cr_assert(e, "%s", err.message);
+    const opm_workload_totals *t = opm_workload_result_totals(e);
+    double idle = opm_hardware_idle_power_w(hw, 0);
+    double per_op = 4 * (p.energy_j + idle * 2 * p.latency_s);
+    cr_assert_gt(t->energy_j, per_op * (1 + 1e-6));
+    cr_assert_leq(t->average_power_w, tdp * (1 + 1e-12));
+    cr_assert_float_eq(t->op_energy_j + t->idle_energy_j, t->energy_j, 1e-12 * t->energy_j);
+    opm_workload_result_free(g);
+    opm_workload_result_free(e);
+    opm_hardware_free(hw);
+    /* No tdp_w: no limit, per op or over the run. */
+    static const char no_tdp[] = "name: nt\nstatic_power_w: 50\n"
+                                 "compute: {clock_hz: 1.41e9, num_sms: 108, tensor_flops_per_s: {bf16: 312e12},"
+                                 " vector_flops_per_s: {fp32: 19.5e12}, tensor_energy_j_per_flop: {bf16: 1e-12},"
+                                 " vector_energy_j_per_flop: {fp32: 1e-11}}\n"
+                                 "memory: {levels: [{name: hbm, size_bytes: 4e10, bandwidth_bytes_per_s: 1.5e12,"
+                                 " energy_j_per_byte: 3e-11}]}\n";
+    opm_hardware *nt = opm_hardware_load_string(no_tdp, strlen(no_tdp), "<nt>", &err);
+    cr_assert(nt, "%s", err.message);
+    opm_profile q = predict_ok("extended_roofline", opm_workload_op(w, 0), nt);
+    o.launch_interval_s = 3 * q.latency_s;
+    e = opm_workload_evaluate(w, nt, &o, &err);
+    cr_assert(e, "%s", err.message);
+    cr_assert_float_eq(opm_workload_result_totals(e)->energy_j, 4 * (q.energy_j + 50 * 2 * q.latency_s),
+                       1e-12 * q.energy_j);
+    opm_workload_result_free(e);
+    opm_hardware_free(nt);
+    opm_workload_free(w);
 }
 
 Test(workload, kernel_list_maps_each_kind)
