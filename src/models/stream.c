@@ -67,6 +67,9 @@
 #define SOFTMAX_WARP_MAX 1024.0
 #define VEC_BYTES 16.0
 #define REDUCE_SYNC_CYCLES 400.0
+#define GATHER_THREADS 128.0
+#define GATHER_CTAS_PER_SM 8.0
+#define GATHER_SMALL_INDICES 16.0
 #ifndef LOADED_LATENCY_FACTOR
 #define LOADED_LATENCY_FACTOR 2.0
 #endif
@@ -81,6 +84,7 @@ typedef struct stream_shape {
     double reductions;      /* block reductions per row */
     double vec_bytes;       /* bytes of one load */
     double streams;         /* independent loads per thread per step (input streams) */
+    int gather;             /* PyTorch index_select: rows = indices, width = slice */
     const char *name;
 } stream_shape;
 
@@ -205,6 +209,18 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
         for (size_t i = 0; opm_op_find_tensor(op, OPM_ROLE_INPUT, i); i++) s->streams++;
         break;
     case OPM_KIND_EMBEDDING:
+        if (opm_op_phase(op) != OPM_PHASE_TRAIN_BWD && y->rank) {
+            /* F.embedding is index_select: one scalar element per thread
+             * per grid-stride step. */
+            s->gather = 1;
+            s->width = (double)y->shape[y->rank - 1];
+            s->rows = s->width > 0 ? elems_of(y) / s->width : 0;
+            s->threads = GATHER_THREADS;
+            s->rows_per_cta = 1;
+            s->vec_bytes = opm_dtype_bytes(y->dtype);
+            s->name = "index_select";
+            return 1;
+        }
         s->name = "flat_gather";
         break;
     case OPM_KIND_REDUCTION:
@@ -264,6 +280,18 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     double a = mind(h.max_ctas, floor(h.max_warps / warps));
     if (a < 1) a = 1;
     double ctas = ceil(s.rows / s.rows_per_cta);
+    double gather_steps = 0;
+    if (s.gather) {
+        /* index_select's launch: few indices (at most
+         * GATHER_SMALL_INDICES) loop over the indices inside each thread,
+         * the grid covering one slice; more cover the whole output.  The
+         * grid is capped at GATHER_CTAS_PER_SM per SM, so each thread walks
+         * gather_steps elements one after the other. */
+        double small = s.rows <= GATHER_SMALL_INDICES;
+        double cover = small ? s.width : s.rows * s.width;
+        ctas = mind(ceil(cover / s.threads), GATHER_CTAS_PER_SM * h.num_sms);
+        gather_steps = (small ? s.rows : 1) * ceil(cover / (ctas * s.threads));
+    }
     double slots = h.num_sms * a;
     double per_slot = ceil(ctas / slots);
     double busy_per_sm = mind(a, ceil(ctas / h.num_sms));
@@ -283,6 +311,12 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     double t_cta = lat_first + cta_bytes / rate_dram +
                    (s.passes - 1) * (h.lat_l2_s + cta_bytes / rate_l2) + s.reductions * sync_s;
     double t_chain = per_slot * t_cta;
+    if (s.gather)
+        /* Each step loads its index (an L2 hit: every step lands on a new
+         * token), then the table element it names (from DRAM unless warm);
+         * the store of one step does not let the next step's loads pass it,
+         * so the steps do not overlap. */
+        t_chain = gather_steps * (h.lat_l2_s * LOADED_LATENCY_FACTOR + lat_first);
 
     double vpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32) * hw->util_vector;
     double t_vec = c.vector_flops > 0 && vpeak > 0 ? (double)c.vector_flops / vpeak : 0;

@@ -152,3 +152,28 @@ Test(kernel_models, warm_inputs_and_vector_width)
     cr_assert(v2 > 1.2 * v16, "v2 %g v16 %g", v2, v16);
     rejected("{kind: rmsnorm, shape: [4, 4], dtype: bf16, l2_warm: weight}", "l2_warm");
 }
+
+#define EMB(tokens, dim) "{\"kind\": \"embedding\", \"tokens\": " #tokens ", \"vocab\": 128256, \"dim\": " #dim ", \"dtype\": \"fp16\"}"
+
+Test(kernel_models, embedding_is_an_index_select_chain)
+{
+    /* F.embedding runs index_select: a grid capped at 8 CTAs per SM walks the
+     * output one scalar element per thread per step, each step an index load
+     * then a table load: latency-bound, far below the DRAM rate. */
+    opm_profile p = run("extended_roofline", EMB(8192, 4096), "h100_sxm");
+    cr_assert_str_eq(opm_profile_diag(&p, "kernel")->text, "index_select");
+    cr_assert_str_eq(opm_profile_diag(&p, "limiting_resource")->text, "latency");
+    cr_assert_eq(diag_num(&p, "ctas"), 8 * 132);
+    double bytes = 8192.0 * 4096 * 2 * 2;
+    cr_assert(bytes / p.latency_s < 0.5 * 3.35e12, "%g B/s", bytes / p.latency_s);
+    /* Twice the tokens, twice the steps. */
+    double t2 = lat("extended_roofline", EMB(16384, 4096));
+    cr_assert(t2 > 1.8 * p.latency_s && t2 < 2.2 * p.latency_s, "%g %g", p.latency_s, t2);
+    /* Fewer SMs walk longer chains: an A100 (108 SMs, slower clock) is slower. */
+    opm_profile a = run("extended_roofline", EMB(8192, 4096), "a100_80gb_sxm");
+    cr_assert(a.latency_s > p.latency_s, "a100 %g h100 %g", a.latency_s, p.latency_s);
+    /* Few indices: each thread loops over them, one slice per grid. */
+    opm_profile s = run("extended_roofline", EMB(4, 4096), "h100_sxm");
+    cr_assert_eq(diag_num(&s, "ctas"), 32);
+    cr_assert(s.latency_s < p.latency_s);
+}
