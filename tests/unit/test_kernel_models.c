@@ -177,3 +177,24 @@ Test(kernel_models, embedding_is_an_index_select_chain)
     cr_assert_eq(diag_num(&s, "ctas"), 32);
     cr_assert(s.latency_s < p.latency_s);
 }
+
+#define COPY(rows, cols, warm) \
+    "{\"kind\": \"copy\", \"shape\": [" #rows ", " #cols "], \"dtype\": \"bf16\", \"l2_warm\": \"" warm "\"}"
+
+Test(kernel_models, rerun_tensors_stay_in_l2_only_while_they_fit)
+{
+    /* The same call re-run (l2_warm: all) on 16 MB fits H100's 50 MB L2: faster
+     * than cold.  On 134 MB it cycles through L2 and keeps nothing: no input
+     * from L2, and the write-backs of its stores fall in the next call, so
+     * no faster than cold; inputs a previous kernel just wrote (input) keep
+     * a share. */
+    double fit_cold = lat("extended_roofline", COPY(1024, 4096, "none"));
+    double fit_all = lat("extended_roofline", COPY(1024, 4096, "all"));
+    cr_assert(fit_all < 0.8 * fit_cold, "all %g cold %g", fit_all, fit_cold);
+    opm_profile big_all = run("extended_roofline", COPY(4096, 8192, "all"), "h100_sxm");
+    double big_cold = lat("extended_roofline", COPY(4096, 8192, "none"));
+    double big_in = lat("extended_roofline", COPY(4096, 8192, "input"));
+    cr_assert(big_all.latency_s >= big_cold, "all %g cold %g", big_all.latency_s, big_cold);
+    cr_assert_eq(diag_num(&big_all, "l2_input_fraction"), 0);
+    cr_assert(big_in < big_cold, "input %g cold %g", big_in, big_cold);
+}
