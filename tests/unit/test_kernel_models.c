@@ -198,3 +198,20 @@ Test(kernel_models, rerun_tensors_stay_in_l2_only_while_they_fit)
     cr_assert_eq(diag_num(&big_all, "l2_input_fraction"), 0);
     cr_assert(big_in < big_cold, "input %g cold %g", big_in, big_cold);
 }
+
+Test(kernel_models, norm_rereads_spill_to_dram_past_the_l2)
+{
+    /* PyTorch's layer norm reads each row twice.  On a P4 (2 MB L2) the rows
+     * of every CTA in flight (20 SMs × 16 CTAs × 16 KB) do not fit: part of
+     * the second read comes from DRAM.  On an A100 40GB, rows of 1024 floats
+     * in flight (108 × 16 × 4 KB) fit its 20 MB partition: an L2 hit. */
+    const char *ln = "{\"kind\": \"layernorm\", \"shape\": [8192, 4096], \"dtype\": \"fp32\"}";
+    opm_profile p4 = run("extended_roofline", ln, "p4");
+    cr_assert(diag_num(&p4, "reread_dram_fraction") > 0.5, "%g", diag_num(&p4, "reread_dram_fraction"));
+    opm_profile a = run("extended_roofline", "{\"kind\": \"layernorm\", \"shape\": [8192, 1024], \"dtype\": \"fp32\"}",
+                        "a100_40gb_pcie");
+    cr_assert_eq(diag_num(&a, "reread_dram_fraction"), 0);
+    /* One pass (RMS norm has two as well; a warp softmax holds its row): no re-read. */
+    opm_profile w = run("extended_roofline", NORM("softmax", 8192, 512, ""), "p4");
+    cr_assert_eq(diag_num(&w, "reread_dram_fraction"), 0);
+}
