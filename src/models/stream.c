@@ -300,7 +300,7 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
          * gather_steps elements one after the other. */
         double small = s.rows <= GATHER_SMALL_INDICES;
         double cover = small ? s.width : s.rows * s.width;
-        ctas = mind(ceil(cover / s.threads), GATHER_CTAS_PER_SM * h.num_sms);
+        ctas = maxd(1, mind(ceil(cover / s.threads), GATHER_CTAS_PER_SM * h.num_sms));
         gather_steps = (small ? s.rows : 1) * ceil(cover / (ctas * s.threads));
     }
     double slots = h.num_sms * a;
