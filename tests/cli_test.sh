@@ -890,6 +890,22 @@ assert d["by_hardware"]["t4"]["rows"] == 4'
 run "$BIN" validate --data tests/data/validate/tiny.jsonl --data tests/data/validate/sub --format json
 vcheck "validate: --data given twice adds both" 'assert d["files"] == 2 and d["rows"] == 10, d'
 
+# An events line (CUDA events around one eager call) gets the host's dispatch:
+# a longer interval raises its prediction; a kernel line is unchanged.
+ev='{"hardware": "t4", "op": {"kind": "softmax", "shape": [4096, 1024], "dtype": "fp32"}, "measured": {"latency_s": 1e-4}, "timing": "events"}'
+kl='{"hardware": "t4", "op": {"kind": "softmax", "shape": [4096, 1024], "dtype": "fp32"}, "measured": {"latency_s": 1e-4}, "timing": "kernel"}'
+printf '%s\n%s\n' "$ev" "$kl" >"$T/vev.jsonl"
+run "$BIN" validate --data "$T/vev.jsonl" --launch-interval-us 0 --output-csv "$T/vev0.csv"
+run "$BIN" validate --data "$T/vev.jsonl" --launch-interval-us 50 --output-csv "$T/vev50.csv"
+python3 -c "import csv, sys
+a = list(csv.DictReader(open(sys.argv[1]))); b = list(csv.DictReader(open(sys.argv[2])))
+d = [float(y['predicted_latency_s']) - float(x['predicted_latency_s']) for x, y in zip(a, b)]
+assert abs(d[0] - 50e-6) < 1e-9 and d[1] == 0, d" "$T/vev0.csv" "$T/vev50.csv" 2>"$T/pyerr"
+report $? "validate: --launch-interval-us adds the host dispatch to events lines only" "$(tail -n 1 "$T/pyerr")"
+run "$BIN" validate --data "$T/vev.jsonl" --host no_such_host
+[ "$RC" -eq 2 ] && grep -q "no measured host named 'no_such_host'" "$T/err"
+report $? "validate --host: an unknown host is a usage error" "exit $RC: $(first_err)"
+
 # Calibration moves each group's smallest predictions out of scoring.
 run "$BIN" validate --data tests/data/validate --format json --calibrate-fixed-overhead
 vcheck "validate --calibrate-fixed-overhead: calibration lines leave scoring" '

@@ -15,7 +15,7 @@
 
 static const char help[] =
     "usage: opmodel validate --data FILE.jsonl|DIR [--data ...] [--model M] [--calibrate-fixed-overhead]\n"
-    "         [--output-csv F] [--format table|json]\n"
+    "         [--launch-interval-us X | --host NAME] [--output-csv F] [--format table|json]\n"
     "\n"
     "Reads measurements of any op kind (contract §4 general JSONL), one object per line:\n"
     "  {\"hardware\": NAME|PATH, \"clock_mhz\"?: F, \"op\": {...full or short form...},\n"
@@ -34,6 +34,10 @@ static const char help[] =
     "                              by (predicted latency, file order) calibrate an overhead,\n"
     "                              max(0, median(measured - predicted)) over them; they are not scored,\n"
     "                              and every other line of the group is scored as predicted + overhead\n"
+    "  --launch-interval-us X      host dispatch inside a \"timing\": \"events\" line (CUDA events around one\n"
+    "                              eager call), added to its prediction, in microseconds\n"
+    "  --host NAME                 that dispatch from a measured host of `opmodel workload --help`\n"
+    "                              (default pytorch_eager); other timings get none\n"
     "  --output-csv F              per line: file,line,hardware,kind,source,measured_latency_s,\n"
     "                              predicted_latency_s,ape,bound,limiting,calibration,measured_energy_j,\n"
     "                              predicted_energy_j (ape in percent; limiting is the prediction's\n"
@@ -223,7 +227,7 @@ int cmd_validate(int argc, char **argv)
         fputs(help, stdout);
         return EXIT_OK;
     }
-    const char *model = "extended_roofline", *csv = NULL, *format = "table";
+    const char *model = "extended_roofline", *csv = NULL, *format = "table", *interval = NULL, *host = NULL;
     const char **data = calloc((size_t)argc + 1, sizeof *data);
     if (!data) return cli_usage("out of memory");
     size_t n_data = 0;
@@ -234,6 +238,8 @@ int cmd_validate(int argc, char **argv)
         else if ((val = cli_opt_value(argc, argv, &i, "--model"))) model = val;
         else if ((val = cli_opt_value(argc, argv, &i, "--output-csv"))) csv = val;
         else if ((val = cli_opt_value(argc, argv, &i, "--format"))) format = val;
+        else if ((val = cli_opt_value(argc, argv, &i, "--launch-interval-us"))) interval = val;
+        else if ((val = cli_opt_value(argc, argv, &i, "--host"))) host = val;
         else if (!strcmp(a, "--calibrate-fixed-overhead")) calibrate = 1;
         else {
             free(data);
@@ -247,6 +253,20 @@ int cmd_validate(int argc, char **argv)
     int json = !strcmp(format, "json"), rc = EXIT_OK;
     if (!n_data) rc = cli_usage("validate: expected --data FILE.jsonl|DIR (see --help)");
     else if (!json && strcmp(format, "table")) rc = cli_usage("--format: expected table or json, got '%s'", format);
+    else if (interval && host) rc = cli_usage("validate: --launch-interval-us and --host: give one");
+    double host_s = opm_workload_host_at(0)->launch_interval_s;
+    if (rc == EXIT_OK && interval) {
+        char *end;
+        double us = strtod(interval, &end);
+        if (end == interval || *end || !(us >= 0) || us > 1e6)
+            rc = cli_usage("--launch-interval-us: expected a number of microseconds in [0, 1e6], got '%s'", interval);
+        host_s = us * 1e-6;
+    }
+    if (rc == EXIT_OK && host) {
+        const opm_workload_host *h = opm_workload_host_find(host);
+        if (!h) rc = cli_usage("--host: no measured host named '%s' (see `opmodel workload --help`)", host);
+        else host_s = h->launch_interval_s;
+    }
     if (rc != EXIT_OK) {
         free(data);
         return rc;
@@ -255,6 +275,7 @@ int cmd_validate(int argc, char **argv)
     opm_error err;
     opm_general v;
     if (opm_general_init(&v, model, calibrate, &err)) rc = cli_fail(&err);
+    v.events_host_s = host_s;
     for (size_t i = 0; rc == EXIT_OK && i < n_data; i++)
         if (opm_general_add_path(&v, data[i], "--data", &err)) rc = cli_fail(&err);
     if (rc == EXIT_OK && opm_general_score(&v, &err)) rc = cli_fail(&err);

@@ -12,7 +12,11 @@
  *   flat — one output element per thread per vector, FLAT_THREADS threads
  *          and FLAT_VEC elements per thread per CTA (PyTorch's vectorized
  *          elementwise launcher: 128 threads × 4 elements), for
- *          elementwise, copy, embedding and reductions;
+ *          elementwise, copy, embedding backward and reductions;
+ *   gather — F.embedding's forward is index_select: a grid of at most
+ *          GATHER_CTAS_PER_SM CTAs of GATHER_THREADS per SM walks the output
+ *          one scalar element per thread per step, each step an index load
+ *          (L2) then a table load (DRAM) that the next step cannot pass;
  *   row  — one CTA per row (softmax, norms, RoPE, quantising copies and
  *          gated activations, as PyTorch's and vLLM's kernels launch them),
  *          reading the row `passes` times (a norm reads it for its
@@ -27,15 +31,18 @@
  * bandwidths (hbm × utilization; writes at DRAM_WRITE_EFF of it) and at the
  * L2 bandwidth, and the chain is the busiest CTA slot's rows one after the
  * other: per row, each pass costs a load latency (DRAM for the first pass
- * of a cold row, L2 after) plus its bytes at the CTA's Little's-law rate
+ * of a cold row; L2 after while the rows of every CTA in flight fit the
+ * usable L2, DRAM for the share past it) plus its bytes at the CTA's
+ * Little's-law rate
  * threads × vec_bytes / latency (capped at its share of the SM's L2 port),
  * plus REDUCE_SYNC_CYCLES per block reduction.  Slots are SMs × resident
  * CTAs (max CTAs and warps per SM).  Tensors the previous kernel left in L2
- * (attrs.l2_warm: input, or all) are read from L2 in the share the usable
- * L2 holds of the op's tensors (all when they fit; usable: one partition's
- * share where the L2 level gives partitions, else L2_USABLE of it —
- * gemm_tiled.c's rule); stores stay in L2 in that same share (written back
- * later, under other kernels), the rest streams to DRAM.
+ * (attrs.l2_warm: input) are read from L2 in the share the usable L2 holds
+ * of the op's tensors (all when they fit; usable: one partition's share
+ * where the L2 level gives partitions, else L2_USABLE of it — gemm_tiled.c's
+ * rule); stores stay in L2 in that same share (written back later, under
+ * other kernels), the rest streams to DRAM.  A call re-run on the same
+ * tensors (all) keeps them all while they fit the whole L2, none past it.
  *
  * Constants are kernel launch shapes of the libraries named, not fits:
  *   FLAT_THREADS 128, FLAT_VEC 4 — PyTorch ATen CUDALoops (num_threads 128,
@@ -49,6 +56,9 @@
  *     (cunn_SoftMaxForward, ILP 4: width / 4 threads, a power of two ≤
  *     1024, as the records show: 256 or 512);
  *   VEC_BYTES 16 — one 128-bit load per thread in flight;
+ *   GATHER_THREADS 128, GATHER_CTAS_PER_SM 8, GATHER_SMALL_INDICES 16 —
+ *     ATen Indexing.cu index_select_out_cuda_impl (blocks of 128, grid
+ *     min(ceil(n / 128), SMs × 8), the small-index kernel up to 16 indices);
  *   REDUCE_SYNC_CYCLES 400 — a block reduction: warp shuffles, a
  *     __syncthreads, a shared-memory round trip and a second shuffle tree
  *     (about 5 × 30-cycle shuffle steps + 2 barriers + SMEM latency). */
@@ -67,6 +77,9 @@
 #define SOFTMAX_WARP_MAX 1024.0
 #define VEC_BYTES 16.0
 #define REDUCE_SYNC_CYCLES 400.0
+#define GATHER_THREADS 128.0
+#define GATHER_CTAS_PER_SM 8.0
+#define GATHER_SMALL_INDICES 16.0
 #ifndef LOADED_LATENCY_FACTOR
 #define LOADED_LATENCY_FACTOR 2.0
 #endif
@@ -81,6 +94,7 @@ typedef struct stream_shape {
     double reductions;      /* block reductions per row */
     double vec_bytes;       /* bytes of one load */
     double streams;         /* independent loads per thread per step (input streams) */
+    int gather;             /* PyTorch index_select: rows = indices, width = slice */
     const char *name;
 } stream_shape;
 
@@ -205,6 +219,18 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
         for (size_t i = 0; opm_op_find_tensor(op, OPM_ROLE_INPUT, i); i++) s->streams++;
         break;
     case OPM_KIND_EMBEDDING:
+        if (opm_op_phase(op) != OPM_PHASE_TRAIN_BWD && y->rank) {
+            /* F.embedding is index_select: one scalar element per thread
+             * per grid-stride step. */
+            s->gather = 1;
+            s->width = (double)y->shape[y->rank - 1];
+            s->rows = s->width > 0 ? elems_of(y) / s->width : 0;
+            s->threads = GATHER_THREADS;
+            s->rows_per_cta = 1;
+            s->vec_bytes = opm_dtype_bytes(y->dtype);
+            s->name = "index_select";
+            return 1;
+        }
         s->name = "flat_gather";
         break;
     case OPM_KIND_REDUCTION:
@@ -246,24 +272,37 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
 
     double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
     const char *warm = opm_op_get_string(op, "l2_warm", "none");
-    /* The share of the op's tensors L2 holds: all when they fit, else the
-     * usable size over the working set (an L2 that does not thrash keeps
-     * that share of a re-read set resident). */
-    double held = rd + wr > 0 ? mind(1, h.l2_share / (rd + wr)) : 1;
+    /* The share of the op's tensors L2 holds.  Inputs the previous kernel
+     * just wrote (input): all when they fit, else the usable size over the
+     * working set (the lines written last are still there).  The same call
+     * re-run on the same tensors (all) cycles through them: an LRU-like L2
+     * keeps every line while the set fits the whole L2 and none once it
+     * does not (each pass evicts the lines the next pass needs first), as
+     * vLLM's fp8 quantise re-runs show: L2 rates up to about the whole L2
+     * of H100 and L40S (past one partition's share), DRAM rates past it. */
+    double ws = rd + wr;
+    double held = ws > 0 ? mind(1, h.l2_share / ws) : 1;
+    if (warm[0] == 'a') held = ws <= h.l2_size ? 1 : 0;
     int warm_in = warm[0] == 'i' || warm[0] == 'a';
     double f_in = warm_in ? held : 0; /* inputs read from L2 */
-
-    /* Row kernels re-read each row from L2 (passes − 1 times). */
-    double dram_rd = rd * (1 - f_in), dram_wr = wr * (1 - held);
-    double l2_rd = rd * s.passes, l2_wr = wr;
-    double t_dram = dram_rd / h.hbm_bw + dram_wr / h.hbm_write_bw;
-    double t_l2 = isinf(h.l2_bw) ? 0 : (l2_rd + l2_wr) / h.l2_bw;
 
     /* Occupancy and slots. */
     double warps = ceil(s.threads / h.warp_size);
     double a = mind(h.max_ctas, floor(h.max_warps / warps));
     if (a < 1) a = 1;
     double ctas = ceil(s.rows / s.rows_per_cta);
+    double gather_steps = 0;
+    if (s.gather) {
+        /* index_select's launch: few indices (at most
+         * GATHER_SMALL_INDICES) loop over the indices inside each thread,
+         * the grid covering one slice; more cover the whole output.  The
+         * grid is capped at GATHER_CTAS_PER_SM per SM, so each thread walks
+         * gather_steps elements one after the other. */
+        double small = s.rows <= GATHER_SMALL_INDICES;
+        double cover = small ? s.width : s.rows * s.width;
+        ctas = maxd(1, mind(ceil(cover / s.threads), GATHER_CTAS_PER_SM * h.num_sms));
+        gather_steps = (small ? s.rows : 1) * ceil(cover / (ctas * s.threads));
+    }
     double slots = h.num_sms * a;
     double per_slot = ceil(ctas / slots);
     double busy_per_sm = mind(a, ceil(ctas / h.num_sms));
@@ -271,18 +310,36 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     double rows_elems = s.row ? s.width * s.rows_per_cta : s.width;
     double in_per_elem = s.rows > 0 && s.width > 0 ? rd / (s.rows * s.width) : 0;
     double cta_bytes = rows_elems * in_per_elem;
+    /* Row kernels read each row again (passes − 1 times) soon after the
+     * first pass: from L2 while the rows of every CTA in flight fit it
+     * (their reuse distance is about those rows: the other CTAs stream
+     * theirs in between); past the usable share (the rule of l2_warm:
+     * input) the rest of each re-read comes from DRAM. */
+    double in_flight_rows = mind(ctas, slots) * cta_bytes;
+    double reread_miss = s.passes > 1 && in_flight_rows > h.l2_share ? 1 - h.l2_share / in_flight_rows : 0;
+    double dram_rd = rd * (1 - f_in) + rd * (s.passes - 1) * reread_miss, dram_wr = wr * (1 - held);
+    double l2_rd = rd * s.passes, l2_wr = wr;
+    double t_dram = dram_rd / h.hbm_bw + dram_wr / h.hbm_write_bw;
+    double t_l2 = isinf(h.l2_bw) ? 0 : (l2_rd + l2_wr) / h.l2_bw;
     /* Little's law runs on the latency under load, not the idle one. */
     double lat_first = (f_in * h.lat_l2_s + (1 - f_in) * h.lat_dram_s) * LOADED_LATENCY_FACTOR;
     double inflight = s.threads * s.vec_bytes * s.streams;
     double rate_dram = inflight / lat_first;
-    double rate_l2 = inflight / (h.lat_l2_s * LOADED_LATENCY_FACTOR);
+    double lat_re = (reread_miss * h.lat_dram_s + (1 - reread_miss) * h.lat_l2_s) * LOADED_LATENCY_FACTOR;
+    double rate_l2 = inflight / lat_re;
     double port = h.l2_port_sm / busy_per_sm;
     rate_dram = mind(rate_dram, port);
     rate_l2 = mind(rate_l2, port);
     double sync_s = REDUCE_SYNC_CYCLES / h.clock_hz;
     double t_cta = lat_first + cta_bytes / rate_dram +
-                   (s.passes - 1) * (h.lat_l2_s + cta_bytes / rate_l2) + s.reductions * sync_s;
+                   (s.passes - 1) * (lat_re / LOADED_LATENCY_FACTOR + cta_bytes / rate_l2) + s.reductions * sync_s;
     double t_chain = per_slot * t_cta;
+    if (s.gather)
+        /* Each step loads its index (an L2 hit: every step lands on a new
+         * token), then the table element it names (from DRAM unless warm);
+         * the store of one step does not let the next step's loads pass it,
+         * so the steps do not overlap. */
+        t_chain = gather_steps * (h.lat_l2_s * LOADED_LATENCY_FACTOR + lat_first);
 
     double vpeak = opm_hardware_peak_flops(hw, OPM_ENGINE_VECTOR, OPM_FP32) * hw->util_vector;
     double t_vec = c.vector_flops > 0 && vpeak > 0 ? (double)c.vector_flops / vpeak : 0;
@@ -329,5 +386,6 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     opm_diag_num(p, "overhead_s", h.fixed_s);
     opm_diag_num(p, "l2_input_fraction", f_in);
     opm_diag_num(p, "l2_store_fraction", held);
+    opm_diag_num(p, "reread_dram_fraction", reread_miss);
     return 0;
 }

@@ -37,6 +37,7 @@ static const char *const line_keys[] = {"hardware", "clock_mhz", "op", "measured
 enum { K_HARDWARE, K_CLOCK, K_OP, K_MEASURED, K_SOURCE, K_TIMING, K_KERNEL, K_COUNT };
 static const char *const measured_keys[] = {"latency_s", "energy_j", NULL};
 static const char *const timing_names[] = {"graph", "eager", "kernel", "events", NULL};
+enum { T_GRAPH, T_EAGER, T_KERNEL, T_EVENTS };
 
 /* The source name of lines without one (contract §5 by_source). */
 #define UNKNOWN_SOURCE "unknown"
@@ -55,6 +56,7 @@ int opm_general_init_with(opm_general *v, const opm_registry *reg, const char *m
     v->model = model;
     v->reg = reg;
     v->calibrate = calibrate;
+    v->events_host_s = opm_workload_host_at(0)->launch_interval_s;
     if (!(v->m = opm_registry_find_model(reg, model)))
         return opm_err(err, OPM_ENOTFOUND, "--model", "no model named '%s' (see `opmodel models`)", model);
     return 0;
@@ -218,6 +220,7 @@ typedef struct fields {
     doc_node *op;                /* k[K_OP], to re-root the tree at */
     double latency_s, energy_j, clock_hz;
     const char *source;
+    int timing;                  /* index into timing_names, -1 when absent */
 } fields;
 
 static const doc_node *present(const doc_node *n) { return n && !doc_is_null(n) ? n : NULL; }
@@ -228,6 +231,7 @@ static int read_fields(opm_general *v, const char *path, size_t line, const doc_
     char got[80];
     memset(f, 0, sizeof *f);
     f->energy_j = NAN;
+    f->timing = -1;
     if (root->type != DOC_MAP) {
         describe(root, got, sizeof got);
         bad(v, path, line, "expected a measurement object {\"hardware\", \"op\", \"measured\", ...}, got %s", got);
@@ -305,6 +309,7 @@ static int read_fields(opm_general *v, const char *path, size_t line, const doc_
             bad(v, path, line, "timing: expected graph, eager, kernel or events, got %s", got);
             return -1;
         }
+        f->timing = j;
     }
     n = f->k[K_OP];
     if (!n || n->type != DOC_MAP) {
@@ -331,9 +336,12 @@ static int keep_line(opm_general *v, uint32_t file, size_t line, uint32_t hw, co
                                    UINT32_MAX)
         return oom(err);
     if (opm_array_grow((void **)&v->lines, &v->lines_cap, v->n_lines + 1, sizeof *v->lines)) return oom(err);
+    /* CUDA events around one eager call time the host's dispatch before
+     * the launch too: the host's launch interval, not the GPU's. */
+    double host_s = f->timing == T_EVENTS ? v->events_host_s : 0;
     v->lines[v->n_lines++] = (opm_general_line){
         .measured_s = f->latency_s,
-        .predicted_s = p->latency_s,
+        .predicted_s = p->latency_s + host_s,
         .measured_j = f->energy_j,
         .predicted_j = p->energy_j,
         .file = file,

@@ -36,7 +36,8 @@
  * lines cost 6.4 MB whatever their ops were. */
 typedef struct opm_general_line {
     double measured_s;           /* measured.latency_s */
-    double predicted_s;          /* the model's latency_s, before any calibrated overhead */
+    double predicted_s;          /* the model's latency_s (plus events_host_s on an events line), before any
+                                  * calibrated overhead */
     double measured_j;           /* measured.energy_j, NaN when the line has none */
     double predicted_j;          /* the model's energy_j */
     uint32_t file;               /* index into files */
@@ -74,6 +75,11 @@ struct opm_general {
     const opm_model *m;
     const opm_registry *reg;     /* where `model` was found (NULL: the built-in models) */
     int calibrate;
+    /* Host dispatch inside a `timing: events` line's figure (CUDA events
+     * around one eager call), added to its prediction: the launch interval
+     * of a host of the workload table (opm_workload_host_at(0) unless the
+     * caller sets it after opm_general_init). */
+    double events_host_s;
     /* Counts over every line read (blank lines excepted). */
     size_t files;
     size_t rows_failed;          /* bad lines: unreadable, invalid field, bad op, prediction error */

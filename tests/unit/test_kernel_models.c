@@ -152,3 +152,66 @@ Test(kernel_models, warm_inputs_and_vector_width)
     cr_assert(v2 > 1.2 * v16, "v2 %g v16 %g", v2, v16);
     rejected("{kind: rmsnorm, shape: [4, 4], dtype: bf16, l2_warm: weight}", "l2_warm");
 }
+
+#define EMB(tokens, dim) "{\"kind\": \"embedding\", \"tokens\": " #tokens ", \"vocab\": 128256, \"dim\": " #dim ", \"dtype\": \"fp16\"}"
+
+Test(kernel_models, embedding_is_an_index_select_chain)
+{
+    /* F.embedding runs index_select: a grid capped at 8 CTAs per SM walks the
+     * output one scalar element per thread per step, each step an index load
+     * then a table load: latency-bound, far below the DRAM rate. */
+    opm_profile p = run("extended_roofline", EMB(8192, 4096), "h100_sxm");
+    cr_assert_str_eq(opm_profile_diag(&p, "kernel")->text, "index_select");
+    cr_assert_str_eq(opm_profile_diag(&p, "limiting_resource")->text, "latency");
+    cr_assert_eq(diag_num(&p, "ctas"), 8 * 132);
+    double bytes = 8192.0 * 4096 * 2 * 2;
+    cr_assert(bytes / p.latency_s < 0.5 * 3.35e12, "%g B/s", bytes / p.latency_s);
+    /* Twice the tokens, twice the steps. */
+    double t2 = lat("extended_roofline", EMB(16384, 4096));
+    cr_assert(t2 > 1.8 * p.latency_s && t2 < 2.2 * p.latency_s, "%g %g", p.latency_s, t2);
+    /* Fewer SMs walk longer chains: an A100 (108 SMs, slower clock) is slower. */
+    opm_profile a = run("extended_roofline", EMB(8192, 4096), "a100_80gb_sxm");
+    cr_assert(a.latency_s > p.latency_s, "a100 %g h100 %g", a.latency_s, p.latency_s);
+    /* Few indices: each thread loops over them, one slice per grid. */
+    opm_profile s = run("extended_roofline", EMB(4, 4096), "h100_sxm");
+    cr_assert_eq(diag_num(&s, "ctas"), 32);
+    cr_assert(s.latency_s < p.latency_s);
+}
+
+#define COPY(rows, cols, warm) \
+    "{\"kind\": \"copy\", \"shape\": [" #rows ", " #cols "], \"dtype\": \"bf16\", \"l2_warm\": \"" warm "\"}"
+
+Test(kernel_models, rerun_tensors_stay_in_l2_only_while_they_fit)
+{
+    /* The same call re-run (l2_warm: all) on 16 MB fits H100's 50 MB L2: faster
+     * than cold.  On 134 MB it cycles through L2 and keeps nothing: no input
+     * from L2, and the write-backs of its stores fall in the next call, so
+     * no faster than cold; inputs a previous kernel just wrote (input) keep
+     * a share. */
+    double fit_cold = lat("extended_roofline", COPY(1024, 4096, "none"));
+    double fit_all = lat("extended_roofline", COPY(1024, 4096, "all"));
+    cr_assert(fit_all < 0.8 * fit_cold, "all %g cold %g", fit_all, fit_cold);
+    opm_profile big_all = run("extended_roofline", COPY(4096, 8192, "all"), "h100_sxm");
+    double big_cold = lat("extended_roofline", COPY(4096, 8192, "none"));
+    double big_in = lat("extended_roofline", COPY(4096, 8192, "input"));
+    cr_assert(big_all.latency_s >= big_cold, "all %g cold %g", big_all.latency_s, big_cold);
+    cr_assert_eq(diag_num(&big_all, "l2_input_fraction"), 0);
+    cr_assert(big_in < big_cold, "input %g cold %g", big_in, big_cold);
+}
+
+Test(kernel_models, norm_rereads_spill_to_dram_past_the_l2)
+{
+    /* PyTorch's layer norm reads each row twice.  On a P4 (2 MB L2) the rows
+     * of every CTA in flight (20 SMs × 16 CTAs × 16 KB) do not fit: part of
+     * the second read comes from DRAM.  On an A100 40GB, rows of 1024 floats
+     * in flight (108 × 16 × 4 KB) fit its 20 MB partition: an L2 hit. */
+    const char *ln = "{\"kind\": \"layernorm\", \"shape\": [8192, 4096], \"dtype\": \"fp32\"}";
+    opm_profile p4 = run("extended_roofline", ln, "p4");
+    cr_assert(diag_num(&p4, "reread_dram_fraction") > 0.5, "%g", diag_num(&p4, "reread_dram_fraction"));
+    opm_profile a = run("extended_roofline", "{\"kind\": \"layernorm\", \"shape\": [8192, 1024], \"dtype\": \"fp32\"}",
+                        "a100_40gb_pcie");
+    cr_assert_eq(diag_num(&a, "reread_dram_fraction"), 0);
+    /* One pass (RMS norm has two as well; a warp softmax holds its row): no re-read. */
+    opm_profile w = run("extended_roofline", NORM("softmax", 8192, 512, ""), "p4");
+    cr_assert_eq(diag_num(&w, "reread_dram_fraction"), 0);
+}

@@ -516,3 +516,36 @@ Test(validate_general, errors_that_stop_a_run)
     cr_assert(strstr(err.message, "/dev/zero:1: expected a line of at most 64 MiB"), "%s", err.message);
     opm_general_free(&v);
 }
+
+/* A `timing: events` line (CUDA events around one eager call) holds the host's
+ * dispatch: its prediction gets the host's launch interval, other lines none. */
+Test(validate_general, events_lines_get_the_host_dispatch, .init = make_tmp, .fini = remove_tmp)
+{
+    char path[512];
+    tmp_path("t.jsonl", path, sizeof path);
+    const char *op = "{\"kind\": \"softmax\", \"shape\": [4096, 1024], \"dtype\": \"fp32\"}";
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"hardware\": \"v100_pcie_32gb\", \"op\": %s, \"measured\": {\"latency_s\": 1e-4}, \"timing\": \"events\"}\n"
+             "{\"hardware\": \"v100_pcie_32gb\", \"op\": %s, \"measured\": {\"latency_s\": 1e-4}, \"timing\": \"kernel\"}\n"
+             "{\"hardware\": \"v100_pcie_32gb\", \"op\": %s, \"measured\": {\"latency_s\": 1e-4}}\n",
+             op, op, op);
+    write_text(path, text);
+    double model_s = predicted("extended_roofline", "v100_pcie_32gb", 0, op).latency_s;
+    opm_general v;
+    load(&v, path, "extended_roofline", 0);
+    cr_assert_eq(v.n_lines, 3);
+    double host_s = opm_workload_host_at(0)->launch_interval_s;
+    cr_assert(host_s > 0);
+    cr_assert_float_eq(v.lines[0].predicted_s, model_s + host_s, 1e-12);
+    cr_assert_float_eq(v.lines[1].predicted_s, model_s, 1e-15);
+    cr_assert_float_eq(v.lines[2].predicted_s, model_s, 1e-15);
+    opm_general_free(&v);
+    /* A caller's own host figure replaces the default. */
+    opm_error err;
+    cr_assert_eq(opm_general_init(&v, "extended_roofline", 0, &err), 0);
+    v.events_host_s = 5e-6;
+    cr_assert_eq(opm_general_add_path(&v, path, "--data", &err), 0, "%s", err.message);
+    cr_assert_float_eq(v.lines[0].predicted_s, model_s + 5e-6, 1e-12);
+    opm_general_free(&v);
+}
