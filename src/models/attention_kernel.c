@@ -47,6 +47,8 @@
  *   tile_n 128 for Dqk ≤ 64, 128 (wgmma) or 64 (mma_sync) for ≤ 128,
  *     64 above (FA2 Flash_fwd_kernel_traits, FA3 tile_size_fwd);
  *   SPLITS_MAX 128 — FlashDecoding's largest split count;
+ *   SERVING_SPLITS_MAX 32 — vLLM's default flash_attn_max_num_splits_for_cuda_graph,
+ *     the cap a serving backend (attrs.kv_cache_write) runs decode under;
  *   SFU_OPS_PER_CLK_SM 16 — special-function throughput of an NVIDIA SM
  *     since Volta (4 per SM sub-partition) and of a CDNA CU (4 SIMDs × 16
  *     lanes at quarter rate);
@@ -74,6 +76,7 @@
 #define TILE_M 128.0
 #define TILE_M_PACKED 64.0
 #define SPLITS_MAX 128
+#define SERVING_SPLITS_MAX 32
 #define SFU_OPS_PER_CLK_SM 16.0
 #define SOFTMAX_VEC_OPS 4.0
 /* Fitted on h100_sxm decode and prefill of data/kernels (aiconfigurator),
@@ -183,12 +186,16 @@ static void block_times(const attn_k *a, const attn_rates *r, double rows, doubl
     *t_load = r->tile_n * (a->dqk + a->dv) * a->kv_bytes / r->port_bytes_s;
 }
 
-static double cta_time(const attn_k *a, const attn_rates *r, double rows, double nb, double splits)
+/* The MMAs and the softmax run on the whole tile of tile_rows rows,
+ * the padding rows of a partial tile too (FlashAttention's warps own
+ * fixed row slices and do not skip empty ones); only the Q load and the
+ * O store see the `rows` real rows. */
+static double cta_time(const attn_k *a, const attn_rates *r, double rows, double tile_rows, double nb, double splits)
 {
     double nbs = ceil(nb / splits);
     if (nbs <= 0) nbs = 0;
     double t_mma, t_soft, t_load;
-    block_times(a, r, rows, &t_mma, &t_soft, &t_load);
+    block_times(a, r, tile_rows, &t_mma, &t_soft, &t_load);
     double t_blk = r->overlap ? maxd(maxd(t_mma, t_soft) + FA3_OVERLAP_LOSS * mind(t_mma, t_soft), t_load)
                               : maxd(t_mma + t_soft, t_load);
     double q_load = rows * a->dqk * a->q_bytes / r->port_bytes_s;
@@ -197,13 +204,12 @@ static double cta_time(const attn_k *a, const attn_rates *r, double rows, double
 }
 
 /* Walks the grid: per sequence, per Q tile. */
-static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double splits, grid_acc *g)
+static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double tm, double splits, grid_acc *g)
 {
     memset(g, 0, sizeof *g);
     g->uniform = 1;
     double g_ratio = a->h / a->hkv;
     double heads = packed ? a->hkv : a->h;
-    double tm = packed ? TILE_M_PACKED : (a->dqk > 128 ? 64 : TILE_M);
     double first = -1;
     size_t nseq = a->lq || a->lkv ? a->nseq : 1;
     double mult = a->lq || a->lkv ? 1 : a->b;
@@ -217,7 +223,7 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double s
             double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
             double p1 = packed ? floor((t * tm + rows - 1) / g_ratio) : t * tm + rows - 1;
             double nb = tile_blocks(a, p0, p1, sq, sk, r->tile_n);
-            double ct = cta_time(a, r, rows, nb, splits);
+            double ct = cta_time(a, r, rows, tm, nb, splits);
             double n = heads * mult * splits;
             g->ctas += n;
             g->total_s += n * ct;
@@ -235,6 +241,19 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double s
             }
         }
     }
+}
+
+/* FA3's pack_gqa choice for a prefill (should_pack_gqa): the GQA heads
+ * of a KV head share its Q tiles when that fills the tiles better, i.e.
+ * when the unpacked tiles' row efficiency is under 0.9 of the packed
+ * ones'. */
+static int pack_gqa_pays(double sq, double g, double tm, int fa3, int wgmma)
+{
+    if (!fa3) return 0;
+    /* FA3's Ampere/Ada path always packs (get_pack_gqa: arch < 90). */
+    if (!wgmma) return 1;
+    double eff = sq / (ceil(sq / tm) * tm), eff_p = sq * g / (ceil(sq * g / tm) * tm);
+    return eff < 0.9 * eff_p;
 }
 
 static double grid_time(const grid_acc *g, double slots)
@@ -266,9 +285,21 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     r.port_bytes_s = h.l2_port_sm;
     r.lat_dram = h.lat_dram_s;
     r.lat_l2 = h.lat_l2_s;
-    r.overlap = h.mi == GEMM_MI_WGMMA || h.mi == GEMM_MI_TCGEN05;
+    /* The library: FA3 where the MMAs are warpgroup-wide (its ping-pong
+     * needs them), FA2 elsewhere, unless attrs.attention_kernel says. */
+    int wgmma = h.mi == GEMM_MI_WGMMA || h.mi == GEMM_MI_TCGEN05;
+    const char *lib = opm_op_get_string(op, "attention_kernel", NULL);
+    int fa3 = lib ? !strcmp(lib, "flash_attention_3") : wgmma;
+    r.overlap = fa3 && wgmma;
     r.tile_n = a.dqk <= 64 ? 128 : a.dqk <= 128 ? (r.overlap ? 128 : 64) : 64;
     double tm = a.dqk > 128 ? 64 : TILE_M;
+    if (!fa3 && a.page > 0) {
+        /* FA2 reads a paged KV cache only in its split-KV kernel
+         * (run_mha_fwd_splitkv_dispatch): kBlockM 64, kBlockN 256, 128
+         * or 64 by head dim, prefill too. */
+        tm = 64;
+        r.tile_n = a.dqk <= 64 ? 256 : a.dqk <= 128 ? 128 : 64;
+    }
     /* Shared memory of a CTA: the Q tile and two stages of K and V. */
     double smem = (tm * a.dqk * a.q_bytes + 2 * r.tile_n * (a.dqk + a.dv) * a.kv_bytes);
     /* One CTA per SM: FA3's warp-specialised CTAs take the register file
@@ -280,18 +311,34 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     /* Decode-like: few query rows per KV head; pack the GQA heads. */
     double rows_per_kv = a.sq * a.h / a.hkv;
     int packed = !bwd && rows_per_kv <= TILE_M_PACKED;
+    /* FA3 on Hopper has a one-warpgroup decode tile; its Ampere/Ada path
+     * (tile_size_fwd_sm8x) and FA2's split-KV kernel keep their Q tile. */
+    double ptm = packed ? (fa3 && !wgmma ? TILE_M : TILE_M_PACKED) : tm;
+    if (!packed && !bwd && a.h > a.hkv && pack_gqa_pays(a.sq, a.h / a.hkv, tm, fa3, wgmma)) {
+        packed = 1;
+        ptm = tm;
+    }
     double kern = BACK_TO_BACK_KERNEL_FRACTION * h.fixed_s;
+    int serving = opm_op_get_bool(op, "kv_cache_write", 0);
 
     grid_acc g;
-    grid_walk(&a, &r, packed, 1, &g);
+    grid_walk(&a, &r, packed, ptm, 1, &g);
     double best_splits = 1, t_grid = grid_time(&g, slots), t_combine = 0;
     double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
-    if (!bwd && g.ctas < slots && blocks_per_cta >= 2) {
-        for (int s = 2; s <= SPLITS_MAX && s <= blocks_per_cta; s++) {
+    /* FA2's varlen entry point, which a serving backend calls, splits
+     * the KV range only when it swaps the GQA groups into the query rows
+     * (mha_varlen_fwd: seqlenq_ngroups_swapped, one query per sequence). */
+    int splittable = fa3 || !serving || (a.sq == 1 && a.h > a.hkv);
+    if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
+        /* A serving backend captures decode in CUDA graphs with its split
+         * buffers sized up front: vLLM's flash_attn_max_num_splits_for_cuda_graph
+         * (32) caps what FlashAttention's own heuristic (128) would take. */
+        int smax = serving ? SERVING_SPLITS_MAX : SPLITS_MAX;
+        for (int s = 2; s <= smax && s <= blocks_per_cta; s++) {
             grid_acc gs;
-            grid_walk(&a, &r, packed, s, &gs);
+            grid_walk(&a, &r, packed, ptm, s, &gs);
             /* The combine kernel: fp32 partial O and LSE per split. */
-            double part = gs.ctas / s * s * (packed ? TILE_M_PACKED : tm) * (a.dv + 1) * 4;
+            double part = gs.ctas / s * s * ptm * (a.dv + 1) * 4;
             double tc = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
             double t = grid_time(&gs, slots) + tc;
             if (t < t_grid + t_combine) {
@@ -310,6 +357,27 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
         t_combine = kern + h.lat_dram_s + (double)c.output_bytes / h.hbm_bw; /* dot(dO, O) */
     }
     double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
+    /* The counts read whole KV pages; FlashAttention's K/V tile loads are
+     * predicated on the sequence length, so a page's unused tail is never
+     * fetched. */
+    if (a.page > 0 && !bwd) {
+        double tail = 0;
+        size_t nseq = a.lkv ? a.nseq : 1;
+        for (size_t i = 0; i < nseq; i++) {
+            double sk = a.lkv ? (double)a.lkv[i] : a.skv;
+            tail += ceil(sk / a.page) * a.page - sk;
+        }
+        if (!a.lkv) tail *= a.b;
+        rd = maxd(0, rd - tail * a.hkv * (a.dqk + a.dv) * a.kv_bytes);
+    }
+    /* Q, K and V left in L2 (a benchmark replaying the same cache) are
+     * read from it when they fit the usable L2 (stream.c's rule).  All or
+     * nothing: a replayed cache larger than the usable L2 evicts itself
+     * before it is read again (the measured decode rows show no partial
+     * reuse, unlike stream.c's single tensors).  The footprint is the
+     * op's every byte, the reshape-and-cache kernel's too. */
+    const char *warm = opm_op_get_string(op, "l2_warm", "none");
+    double f_in = (warm[0] == 'i' || warm[0] == 'a') && rd + wr <= h.l2_share ? 1 : 0;
     double t_cache = 0;
     if (!bwd && opm_op_get_bool(op, "kv_cache_write", 0)) {
         /* The reshape-and-cache kernel before the attention kernel: its
@@ -320,17 +388,11 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
         /* It and the scheduler kernel before the attention kernel (FA3's
          * prepare_varlen_num_blocks, FlashInfer's plan) each cost a
          * kernel floor: the fixed time and a DRAM round trip. */
-        t_cache = SERVING_EXTRA_KERNELS * (h.fixed_s + h.lat_dram_s) + (nkv + tq * 8) / h.hbm_bw + nkv / h.hbm_write_bw;
+        t_cache = SERVING_EXTRA_KERNELS * (h.fixed_s + h.lat_dram_s) +
+                  (f_in ? (2 * nkv + tq * 8) / h.l2_bw : (nkv + tq * 8) / h.hbm_bw + nkv / h.hbm_write_bw);
         rd -= nkv + tq * 8;
         wr -= nkv;
     }
-    /* Q, K and V left in L2 (a benchmark replaying the same cache) are
-     * read from it when they fit the usable L2 (stream.c's rule). */
-    const char *warm = opm_op_get_string(op, "l2_warm", "none");
-    /* All or nothing: a replayed cache larger than the usable L2 evicts
-     * itself before it is read again (the measured decode rows show no
-     * partial reuse, unlike stream.c's single tensors). */
-    double f_in = (warm[0] == 'i' || warm[0] == 'a') && rd + wr <= h.l2_share ? 1 : 0;
     double t_dram = maxd((rd + wr) * f_in / h.l2_bw, (1 - f_in) * (rd / h.hbm_bw + wr / h.hbm_write_bw));
     double t_main = maxd(t_grid, h.lat_dram_s + t_dram);
     double body = t_cache + t_main + t_combine;
@@ -352,7 +414,7 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     if (h.lat_dram_s + t_dram >= t_grid) lim = "hbm";
     else {
         double t_mma, t_soft, t_load;
-        block_times(&a, &r, packed ? TILE_M_PACKED : tm, &t_mma, &t_soft, &t_load);
+        block_times(&a, &r, ptm, &t_mma, &t_soft, &t_load);
         double blk = g.blocks > 0 ? g.blocks * maxd(maxd(t_mma, t_soft), t_load) / (slots * best_splits) : 0;
         if (blk < 0.5 * t_grid) lim = "latency";
         else lim = t_mma >= t_soft && t_mma >= t_load ? "compute" : t_soft >= t_load ? "softmax" : "l2";
@@ -362,8 +424,9 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
              : lim[0] == 'c' || lim[0] == 's' ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
     if (p->bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", lim[0] == 'l' && lim[1] == '2' ? "l2" : "hbm");
     opm_diag_text(p, "limiting_resource", lim);
-    opm_diag_text(p, "kernel", packed ? "flash_decoding_packed_gqa" : r.overlap ? "flash_attention_3" : "flash_attention_2");
-    opm_diag_num(p, "tile_m", packed ? TILE_M_PACKED : tm);
+    opm_diag_text(p, "kernel", packed && ptm == TILE_M_PACKED ? "flash_decoding_packed_gqa" : fa3 ? "flash_attention_3" : "flash_attention_2");
+    opm_diag_num(p, "pack_gqa", packed);
+    opm_diag_num(p, "tile_m", ptm);
     opm_diag_num(p, "tile_n", r.tile_n);
     opm_diag_num(p, "ctas", g.ctas * best_splits);
     opm_diag_num(p, "ctas_per_sm", 1);
