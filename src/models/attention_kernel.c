@@ -170,6 +170,7 @@ static double tile_blocks(const attn_k *a, double i0, double i1, double sq, doub
 
 typedef struct grid_acc {
     double ctas, total_s, max_s, blocks;
+    double fixed_total_s, fixed_first_s; /* the CTAs' start and finish: latency, no streaming */
     int uniform;
     double first_s;
 } grid_acc;
@@ -190,7 +191,8 @@ static void block_times(const attn_k *a, const attn_rates *r, double rows, doubl
  * the padding rows of a partial tile too (FlashAttention's warps own
  * fixed row slices and do not skip empty ones); only the Q load and the
  * O store see the `rows` real rows. */
-static double cta_time(const attn_k *a, const attn_rates *r, double rows, double tile_rows, double nb, double splits)
+static double cta_time(const attn_k *a, const attn_rates *r, double rows, double tile_rows, double nb, double splits,
+                       double *fixed)
 {
     double nbs = ceil(nb / splits);
     if (nbs <= 0) nbs = 0;
@@ -200,7 +202,8 @@ static double cta_time(const attn_k *a, const attn_rates *r, double rows, double
                               : maxd(t_mma + t_soft, t_load);
     double q_load = rows * a->dqk * a->q_bytes / r->port_bytes_s;
     double o_store = rows * a->dv * a->q_bytes / r->port_bytes_s;
-    return ATTN_CTA_DRAM_TRIPS * r->lat_dram + q_load + nbs * t_blk + o_store;
+    *fixed = ATTN_CTA_DRAM_TRIPS * r->lat_dram + q_load + o_store;
+    return *fixed + nbs * t_blk;
 }
 
 /* Walks the grid: per sequence, per Q tile. */
@@ -223,19 +226,22 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
             double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
             double p1 = packed ? floor((t * tm + rows - 1) / g_ratio) : t * tm + rows - 1;
             double nb = tile_blocks(a, p0, p1, sq, sk, r->tile_n);
-            double ct = cta_time(a, r, rows, tm, nb, splits);
+            double fx;
+            double ct = cta_time(a, r, rows, tm, nb, splits, &fx);
             double n = heads * mult * splits;
             g->ctas += n;
             g->total_s += n * ct;
+            g->fixed_total_s += n * fx;
             g->blocks += heads * mult * nb;
             if (ct > g->max_s) g->max_s = ct;
-            if (first < 0) first = ct;
+            if (first < 0) first = ct, g->fixed_first_s = fx;
             else if (fabs(ct - first) > 1e-3 * first) g->uniform = 0;
             if (!masked && tiles > 2 && t == 0) {
                 /* Unmasked: every full tile alike; the last may be short. */
                 double rest = tiles - 2;
                 g->ctas += rest * n;
                 g->total_s += rest * n * ct;
+                g->fixed_total_s += rest * n * fx;
                 g->blocks += rest * heads * mult * nb;
                 t = tiles - 2;
             }
@@ -256,11 +262,27 @@ static int pack_gqa_pays(double sq, double g, double tm, int fa3, int wgmma)
     return eff < 0.9 * eff_p;
 }
 
-static double grid_time(const grid_acc *g, double slots)
+/* The grid's time with its K/V stream's DRAM time t_dram (at the reached rate):
+ * the CTAs of a wave start and finish together, and DRAM serves their
+ * streams only between, so per wave the start and finish add to the
+ * longer of the SMs' streaming and the wave's share of the DRAM time. */
+/* The SMs' own streaming time of a grid (its CTAs less their start and
+ * finish), to compare with the K/V stream's DRAM time. */
+static double grid_stream(const grid_acc *g, double slots)
 {
     if (g->ctas <= 0) return 0;
-    if (g->uniform) return ceil(g->ctas / slots) * g->max_s;
-    return maxd(g->total_s / slots, g->max_s);
+    if (g->uniform) return ceil(g->ctas / slots) * (g->max_s - g->fixed_first_s);
+    return (g->total_s - g->fixed_total_s) / slots;
+}
+
+static double grid_time(const grid_acc *g, double slots, double t_dram)
+{
+    if (g->ctas <= 0) return 0;
+    if (g->uniform) {
+        double w = ceil(g->ctas / slots);
+        return w * g->fixed_first_s + maxd(w * (g->max_s - g->fixed_first_s), t_dram);
+    }
+    return maxd(g->fixed_total_s / slots + maxd((g->total_s - g->fixed_total_s) / slots, t_dram), g->max_s);
 }
 
 int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
@@ -321,41 +343,6 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     double kern = BACK_TO_BACK_KERNEL_FRACTION * h.fixed_s;
     int serving = opm_op_get_bool(op, "kv_cache_write", 0);
 
-    grid_acc g;
-    grid_walk(&a, &r, packed, ptm, 1, &g);
-    double best_splits = 1, t_grid = grid_time(&g, slots), t_combine = 0;
-    double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
-    /* FA2's varlen entry point, which a serving backend calls, splits
-     * the KV range only when it swaps the GQA groups into the query rows
-     * (mha_varlen_fwd: seqlenq_ngroups_swapped, one query per sequence). */
-    int splittable = fa3 || !serving || (a.sq == 1 && a.h > a.hkv);
-    if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
-        /* A serving backend captures decode in CUDA graphs with its split
-         * buffers sized up front: vLLM's flash_attn_max_num_splits_for_cuda_graph
-         * (32) caps what FlashAttention's own heuristic (128) would take. */
-        int smax = serving ? SERVING_SPLITS_MAX : SPLITS_MAX;
-        for (int s = 2; s <= smax && s <= blocks_per_cta; s++) {
-            grid_acc gs;
-            grid_walk(&a, &r, packed, ptm, s, &gs);
-            /* The combine kernel: fp32 partial O and LSE per split. */
-            double part = gs.ctas / s * s * ptm * (a.dv + 1) * 4;
-            double tc = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
-            double t = grid_time(&gs, slots) + tc;
-            if (t < t_grid + t_combine) {
-                t_grid = grid_time(&gs, slots);
-                t_combine = tc;
-                best_splits = s;
-            }
-            if (gs.ctas >= 2 * slots) break;
-        }
-    }
-    if (bwd) {
-        /* The backward's MMAs over the forward's (dS, dP, dQ, dK, dV, and
-         * QKᵀ again with recompute), on the same grid. */
-        int recompute = opm_op_get_bool(op, "flash_recompute", 1);
-        t_grid *= (2 * a.dqk + 2 * a.dv + (recompute ? a.dqk : 0)) / (a.dqk + a.dv);
-        t_combine = kern + h.lat_dram_s + (double)c.output_bytes / h.hbm_bw; /* dot(dO, O) */
-    }
     double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
     /* The counts read whole KV pages; FlashAttention's K/V tile loads are
      * predicated on the sequence length, so a page's unused tail is never
@@ -394,6 +381,48 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
         wr -= nkv;
     }
     double t_dram = maxd((rd + wr) * f_in / h.l2_bw, (1 - f_in) * (rd / h.hbm_bw + wr / h.hbm_write_bw));
+    /* The K/V stream's share of the DRAM time: what the SMs wait on while
+     * they walk the KV blocks (Q and O move at the CTAs' start and finish). */
+    double tkv = a.lkv ? 0 : a.b * a.skv;
+    if (a.lkv) for (size_t i = 0; i < a.nseq; i++) tkv += (double)a.lkv[i];
+    double kv_rd = tkv * a.hkv * (a.dqk + a.dv) * a.kv_bytes;
+    double t_kv = bwd ? 0 : f_in ? kv_rd / h.l2_bw : kv_rd / h.hbm_bw;
+    grid_acc g;
+    grid_walk(&a, &r, packed, ptm, 1, &g);
+    double best_splits = 1, t_grid = grid_time(&g, slots, t_kv), t_combine = 0, t_stream = grid_stream(&g, slots);
+    double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
+    /* FA2's varlen entry point, which a serving backend calls, splits
+     * the KV range only when it swaps the GQA groups into the query rows
+     * (mha_varlen_fwd: seqlenq_ngroups_swapped, one query per sequence). */
+    int splittable = fa3 || !serving || (a.sq == 1 && a.h > a.hkv);
+    if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
+        /* A serving backend captures decode in CUDA graphs with its split
+         * buffers sized up front: vLLM's flash_attn_max_num_splits_for_cuda_graph
+         * (32) caps what FlashAttention's own heuristic (128) would take. */
+        int smax = serving ? SERVING_SPLITS_MAX : SPLITS_MAX;
+        for (int s = 2; s <= smax && s <= blocks_per_cta; s++) {
+            grid_acc gs;
+            grid_walk(&a, &r, packed, ptm, s, &gs);
+            /* The combine kernel: fp32 partial O and LSE per split. */
+            double part = gs.ctas / s * s * ptm * (a.dv + 1) * 4;
+            double tc = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
+            double t = grid_time(&gs, slots, t_kv) + tc;
+            if (t < t_grid + t_combine) {
+                t_stream = grid_stream(&gs, slots);
+                t_grid = grid_time(&gs, slots, t_kv);
+                t_combine = tc;
+                best_splits = s;
+            }
+            if (gs.ctas >= 2 * slots) break;
+        }
+    }
+    if (bwd) {
+        /* The backward's MMAs over the forward's (dS, dP, dQ, dK, dV, and
+         * QKᵀ again with recompute), on the same grid. */
+        int recompute = opm_op_get_bool(op, "flash_recompute", 1);
+        t_grid *= (2 * a.dqk + 2 * a.dv + (recompute ? a.dqk : 0)) / (a.dqk + a.dv);
+        t_combine = kern + h.lat_dram_s + (double)c.output_bytes / h.hbm_bw; /* dot(dO, O) */
+    }
     double t_main = maxd(t_grid, h.lat_dram_s + t_dram);
     double body = t_cache + t_main + t_combine;
 
@@ -411,7 +440,7 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     /* The limiting resource: the grid's own (math, softmax, loads, or the
      * CTAs' latency chain) or DRAM. */
     const char *lim;
-    if (h.lat_dram_s + t_dram >= t_grid) lim = "hbm";
+    if (h.lat_dram_s + t_dram >= t_grid || (t_kv >= t_stream && t_kv >= 0.5 * t_grid)) lim = "hbm";
     else {
         double t_mma, t_soft, t_load;
         block_times(&a, &r, ptm, &t_mma, &t_soft, &t_load);

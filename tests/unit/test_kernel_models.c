@@ -74,6 +74,21 @@ Test(kernel_models, gqa_shares_kv_and_decode_is_bandwidth_bound)
     }
 }
 
+Test(kernel_models, dram_bound_decode_waves_pay_their_start_on_top_of_the_stream)
+{
+    /* The CTAs of a wave start together and stream together: the grid is
+     * their start and finish plus the K/V stream at the DRAM rate, more
+     * than the DRAM time alone, and it grows with the waves' count. */
+    opm_profile p = run("extended_roofline", DECODE(64, 8192, 32, 8, ""), "h100_sxm");
+    cr_assert(diag_num(&p, "grid_time_s") > diag_num(&p, "dram_time_s"), "grid %g dram %g",
+              diag_num(&p, "grid_time_s"), diag_num(&p, "dram_time_s"));
+    cr_assert_str_eq(opm_profile_diag(&p, "limiting_resource")->text, "hbm");
+    opm_profile few = run("extended_roofline", DECODE(512, 256, 32, 8, ""), "h100_sxm");
+    opm_profile many = run("extended_roofline", DECODE(2048, 64, 32, 8, ""), "h100_sxm");
+    /* Same K/V bytes, four times the CTAs: more starts to pay. */
+    cr_assert(many.latency_s > few.latency_s, "many %g few %g", many.latency_s, few.latency_s);
+}
+
 Test(kernel_models, small_batch_long_context_splits_kv)
 {
     opm_profile p = run("extended_roofline", DECODE(1, 65536, 32, 8, ""), "h100_sxm");
