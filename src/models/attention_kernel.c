@@ -5,12 +5,21 @@
  * dims, paged KV, split-KV with its combine kernel, the reshape-and-cache
  * kernel (attrs.kv_cache_write) and the backward.
  *
+ * The library: FA3 on warpgroup-MMA parts, FA2 elsewhere, or what
+ * attrs.attention_kernel names (FA3 has an Ampere/Ada path too).  FA2 with
+ * a paged cache runs its split-KV kernel (64-row Q tiles, wider K/V
+ * tiles), and its varlen entry point splits the KV range only for decode
+ * with GQA groups swapped into the query rows.
+ *
  * The grid: one CTA per (sequence, head, Q tile of TILE_M rows) — for
  * decode-like launches (Sq·H/Hkv ≤ TILE_M_PACKED rows per KV head) the
  * query heads of one KV head are packed into the tile's rows (FA3's
- * pack_gqa, FlashDecoding), one CTA per (sequence, KV head).  Each CTA
+ * pack_gqa, FlashDecoding), one CTA per (sequence, KV head); FA3 also
+ * packs a prefill's GQA heads into full tiles where that fills them
+ * better (should_pack_gqa; always on its Ampere/Ada path).  Each CTA
  * walks the KV blocks of tile_n keys its rows can see (causal and window
- * masks skip whole blocks) and per block
+ * masks skip whole blocks) and per block, over all the tile's rows
+ * (padding rows are computed too)
  *   MMA      2·rows·tile_n·(Dqk + Dv) FLOPs at the SM's matrix rate
  *            (peak × utilization × tensor_achievable_fraction);
  *   softmax  rows·tile_n scores: SOFTMAX_VEC_OPS fp32 vector instructions
@@ -27,10 +36,14 @@
  * (longest first, as FA3's scheduler orders them) so the grid takes
  * max(total / slots, longest CTA).  When the grid does not fill the
  * slots, the KV range is split (FlashDecoding) into the count in 1…128
- * that minimises grid time plus the combine kernel (its fixed time share,
- * the fp32 partial outputs and LSEs through L2).  The kernel is also
- * bound by its DRAM bytes (Q, K, V, O and the block table once: K/V tiles
- * are shared through L2 by the Q tiles and heads that read them).
+ * (1…32 for a serving backend under CUDA graphs) that minimises grid time
+ * plus the combine kernel (its fixed time share, the fp32 partial outputs
+ * and LSEs through L2).  A wave's CTAs start and finish together and
+ * stream K/V in between, so per wave the start and finish add to the
+ * longer of the SMs' streaming and the wave's share of the K/V DRAM time.
+ * The kernel is also bound by its DRAM bytes (Q, K, V, O and the block
+ * table once: K/V tiles are shared through L2 by the Q tiles and heads
+ * that read them; a page's tail past the sequence is not fetched).
  *
  * latency = fixed + [reshape-and-cache kernel] + max(grid, DRAM)
  *           [+ combine kernel]
@@ -45,7 +58,8 @@
  *     above (FA2's hd 256 tile);
  *   TILE_M_PACKED 64 — FA3's decode tile when GQA heads are packed;
  *   tile_n 128 for Dqk ≤ 64, 128 (wgmma) or 64 (mma_sync) for ≤ 128,
- *     64 above (FA2 Flash_fwd_kernel_traits, FA3 tile_size_fwd);
+ *     64 above (FA2 Flash_fwd_kernel_traits); FA3 on Hopper 192 × 128,
+ *     128 × 128, 128 × 96, 128 × 80 by head dim (tile_size_fwd_sm90);
  *   SPLITS_MAX 128 — FlashDecoding's largest split count;
  *   SERVING_SPLITS_MAX 32 — vLLM's default flash_attn_max_num_splits_for_cuda_graph,
  *     the cap a serving backend (attrs.kv_cache_write) runs decode under;
@@ -315,6 +329,13 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     r.overlap = fa3 && wgmma;
     r.tile_n = a.dqk <= 64 ? 128 : a.dqk <= 128 ? (r.overlap ? 128 : 64) : 64;
     double tm = a.dqk > 128 ? 64 : TILE_M;
+    if (r.overlap) {
+        /* FA3's Hopper tiles (tile_size_fwd_sm90, causal or paged): 192 × 128
+         * up to head dim 64, 128 × 128 to 128, 128 × 96 to 192, 128 × 80
+         * above. */
+        tm = a.dqk <= 64 ? 192 : 128;
+        r.tile_n = a.dqk <= 128 ? 128 : a.dqk <= 192 ? 96 : 80;
+    }
     if (!fa3 && a.page > 0) {
         /* FA2 reads a paged KV cache only in its split-KV kernel
          * (run_mha_fwd_splitkv_dispatch): kBlockM 64, kBlockN 256, 128
