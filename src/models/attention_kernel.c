@@ -354,6 +354,8 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     /* Decode-like: few query rows per KV head; pack the GQA heads. */
     double rows_per_kv = a.sq * a.h / a.hkv;
     int packed = !bwd && rows_per_kv <= TILE_M_PACKED;
+    /* FA2 packs only a one-query decode (seqlenq_ngroups_swapped). */
+    if (!fa3 && a.sq > 1) packed = 0;
     /* FA3 on Hopper has a one-warpgroup decode tile; its Ampere/Ada path
      * (tile_size_fwd_sm8x) and FA2's split-KV kernel keep their Q tile. */
     double ptm = packed ? (fa3 && !wgmma ? TILE_M : TILE_M_PACKED) : tm;

@@ -143,6 +143,12 @@ Test(kernel_models, fa3_packs_gqa_heads_into_short_prefill_tiles)
     cr_assert_eq(diag_num(&fa2, "pack_gqa"), 0);
     cr_assert_eq(diag_num(&fa3, "pack_gqa"), 1);
     cr_assert(fa3.latency_s < fa2.latency_s, "fa3 %g fa2 %g", fa3.latency_s, fa2.latency_s);
+    /* 16 queries × 4 heads fit one decode tile: FA3 packs them, FA2 packs
+     * only a one-query decode. */
+    opm_profile short3 = run("extended_roofline", PREFILL_AT(16, ""), "h100_sxm");
+    opm_profile short2 = run("extended_roofline", PREFILL_AT(16, ""), "l40s");
+    cr_assert_eq(diag_num(&short3, "pack_gqa"), 1);
+    cr_assert_eq(diag_num(&short2, "pack_gqa"), 0);
     rejected("{kind: attention_prefill, batch: 1, seq_q: 8, seq_kv: 8, heads: 2, head_dim: 64, dtype: bf16, "
              "attention_kernel: flash_attention_9}",
              "attention_kernel");
