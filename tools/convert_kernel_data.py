@@ -119,6 +119,15 @@ def read_csv(path):
 
 # ----------------------------------------------------------------------------- aiconfigurator
 
+# The library each aiconfigurator attention label runs (attrs.attention_kernel): vLLM's
+# vllm_flash_attn_fa2/fa3 say it; SGLang's `flash_attention` label is its FlashAttentionBackend
+# (`--attention-backend fa3`), which calls sgl-kernel's FlashAttention-3 build, Ampere path
+# included.  fa4 (Hopper head_dim 512) has no model of its own and keeps the FA3 default.
+AIC_ATTENTION_KERNEL = {"vllm_flash_attn_fa2": "flash_attention_2",
+                        "vllm_flash_attn_fa3": "flash_attention_3",
+                        "flash_attention": "flash_attention_3"}
+
+
 def aic_attention(rows, phase):
     out = []
     for i, r in enumerate(rows, 2):
@@ -151,6 +160,8 @@ def aic_attention(rows, phase):
             op["l2_warm"] = "all"
             if window > 0:
                 op["sliding_window"] = window
+            if r["kernel"] in AIC_ATTENTION_KERNEL:
+                op["attention_kernel"] = AIC_ATTENTION_KERNEL[r["kernel"]]
             out.append(record(r["hardware"], op, seconds(r["latency_us"], US),
                               "aiconfigurator:" + r["source"], "graph", r["kernel"]))
         except (ConvertError, ValueError, KeyError) as e:

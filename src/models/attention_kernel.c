@@ -5,12 +5,21 @@
  * dims, paged KV, split-KV with its combine kernel, the reshape-and-cache
  * kernel (attrs.kv_cache_write) and the backward.
  *
+ * The library: FA3 on warpgroup-MMA parts, FA2 elsewhere, or what
+ * attrs.attention_kernel names (FA3 has an Ampere/Ada path too).  FA2 with
+ * a paged cache runs its split-KV kernel (64-row Q tiles, wider K/V
+ * tiles), and its varlen entry point splits the KV range only for decode
+ * with GQA groups swapped into the query rows.
+ *
  * The grid: one CTA per (sequence, head, Q tile of TILE_M rows) — for
  * decode-like launches (Sq·H/Hkv ≤ TILE_M_PACKED rows per KV head) the
  * query heads of one KV head are packed into the tile's rows (FA3's
- * pack_gqa, FlashDecoding), one CTA per (sequence, KV head).  Each CTA
+ * pack_gqa, FlashDecoding), one CTA per (sequence, KV head); FA3 also
+ * packs a prefill's GQA heads into full tiles where that fills them
+ * better (should_pack_gqa; always on its Ampere/Ada path).  Each CTA
  * walks the KV blocks of tile_n keys its rows can see (causal and window
- * masks skip whole blocks) and per block
+ * masks skip whole blocks) and per block, over all the tile's rows
+ * (padding rows are computed too)
  *   MMA      2·rows·tile_n·(Dqk + Dv) FLOPs at the SM's matrix rate
  *            (peak × utilization × tensor_achievable_fraction);
  *   softmax  rows·tile_n scores: SOFTMAX_VEC_OPS fp32 vector instructions
@@ -27,10 +36,14 @@
  * (longest first, as FA3's scheduler orders them) so the grid takes
  * max(total / slots, longest CTA).  When the grid does not fill the
  * slots, the KV range is split (FlashDecoding) into the count in 1…128
- * that minimises grid time plus the combine kernel (its fixed time share,
- * the fp32 partial outputs and LSEs through L2).  The kernel is also
- * bound by its DRAM bytes (Q, K, V, O and the block table once: K/V tiles
- * are shared through L2 by the Q tiles and heads that read them).
+ * (1…32 for a serving backend under CUDA graphs) that minimises grid time
+ * plus the combine kernel (its fixed time share, the fp32 partial outputs
+ * and LSEs through L2).  A wave's CTAs start and finish together and
+ * stream K/V in between, so per wave the start and finish add to the
+ * longer of the SMs' streaming and the wave's share of the K/V DRAM time.
+ * The kernel is also bound by its DRAM bytes (Q, K, V, O and the block
+ * table once: K/V tiles are shared through L2 by the Q tiles and heads
+ * that read them; a page's tail past the sequence is not fetched).
  *
  * latency = fixed + [reshape-and-cache kernel] + max(grid, DRAM)
  *           [+ combine kernel]
@@ -45,8 +58,11 @@
  *     above (FA2's hd 256 tile);
  *   TILE_M_PACKED 64 — FA3's decode tile when GQA heads are packed;
  *   tile_n 128 for Dqk ≤ 64, 128 (wgmma) or 64 (mma_sync) for ≤ 128,
- *     64 above (FA2 Flash_fwd_kernel_traits, FA3 tile_size_fwd);
+ *     64 above (FA2 Flash_fwd_kernel_traits); FA3 on Hopper 192 × 128,
+ *     128 × 128, 128 × 96, 128 × 80 by head dim (tile_size_fwd_sm90);
  *   SPLITS_MAX 128 — FlashDecoding's largest split count;
+ *   SERVING_SPLITS_MAX 32 — vLLM's default flash_attn_max_num_splits_for_cuda_graph,
+ *     the cap a serving backend (attrs.kv_cache_write) runs decode under;
  *   SFU_OPS_PER_CLK_SM 16 — special-function throughput of an NVIDIA SM
  *     since Volta (4 per SM sub-partition) and of a CDNA CU (4 SIMDs × 16
  *     lanes at quarter rate);
@@ -74,6 +90,7 @@
 #define TILE_M 128.0
 #define TILE_M_PACKED 64.0
 #define SPLITS_MAX 128
+#define SERVING_SPLITS_MAX 32
 #define SFU_OPS_PER_CLK_SM 16.0
 #define SOFTMAX_VEC_OPS 4.0
 /* Fitted on h100_sxm decode and prefill of data/kernels (aiconfigurator),
@@ -167,6 +184,7 @@ static double tile_blocks(const attn_k *a, double i0, double i1, double sq, doub
 
 typedef struct grid_acc {
     double ctas, total_s, max_s, blocks;
+    double fixed_total_s, fixed_first_s; /* the CTAs' start and finish: latency, no streaming */
     int uniform;
     double first_s;
 } grid_acc;
@@ -183,27 +201,32 @@ static void block_times(const attn_k *a, const attn_rates *r, double rows, doubl
     *t_load = r->tile_n * (a->dqk + a->dv) * a->kv_bytes / r->port_bytes_s;
 }
 
-static double cta_time(const attn_k *a, const attn_rates *r, double rows, double nb, double splits)
+/* The MMAs and the softmax run on the whole tile of tile_rows rows,
+ * the padding rows of a partial tile too (FlashAttention's warps own
+ * fixed row slices and do not skip empty ones); only the Q load and the
+ * O store see the `rows` real rows. */
+static double cta_time(const attn_k *a, const attn_rates *r, double rows, double tile_rows, double nb, double splits,
+                       double *fixed)
 {
     double nbs = ceil(nb / splits);
     if (nbs <= 0) nbs = 0;
     double t_mma, t_soft, t_load;
-    block_times(a, r, rows, &t_mma, &t_soft, &t_load);
+    block_times(a, r, tile_rows, &t_mma, &t_soft, &t_load);
     double t_blk = r->overlap ? maxd(maxd(t_mma, t_soft) + FA3_OVERLAP_LOSS * mind(t_mma, t_soft), t_load)
                               : maxd(t_mma + t_soft, t_load);
     double q_load = rows * a->dqk * a->q_bytes / r->port_bytes_s;
     double o_store = rows * a->dv * a->q_bytes / r->port_bytes_s;
-    return ATTN_CTA_DRAM_TRIPS * r->lat_dram + q_load + nbs * t_blk + o_store;
+    *fixed = ATTN_CTA_DRAM_TRIPS * r->lat_dram + q_load + o_store;
+    return *fixed + nbs * t_blk;
 }
 
 /* Walks the grid: per sequence, per Q tile. */
-static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double splits, grid_acc *g)
+static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double tm, double splits, grid_acc *g)
 {
     memset(g, 0, sizeof *g);
     g->uniform = 1;
     double g_ratio = a->h / a->hkv;
     double heads = packed ? a->hkv : a->h;
-    double tm = packed ? TILE_M_PACKED : (a->dqk > 128 ? 64 : TILE_M);
     double first = -1;
     size_t nseq = a->lq || a->lkv ? a->nseq : 1;
     double mult = a->lq || a->lkv ? 1 : a->b;
@@ -217,19 +240,22 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double s
             double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
             double p1 = packed ? floor((t * tm + rows - 1) / g_ratio) : t * tm + rows - 1;
             double nb = tile_blocks(a, p0, p1, sq, sk, r->tile_n);
-            double ct = cta_time(a, r, rows, nb, splits);
+            double fx;
+            double ct = cta_time(a, r, rows, tm, nb, splits, &fx);
             double n = heads * mult * splits;
             g->ctas += n;
             g->total_s += n * ct;
+            g->fixed_total_s += n * fx;
             g->blocks += heads * mult * nb;
             if (ct > g->max_s) g->max_s = ct;
-            if (first < 0) first = ct;
+            if (first < 0) first = ct, g->fixed_first_s = fx;
             else if (fabs(ct - first) > 1e-3 * first) g->uniform = 0;
             if (!masked && tiles > 2 && t == 0) {
                 /* Unmasked: every full tile alike; the last may be short. */
                 double rest = tiles - 2;
                 g->ctas += rest * n;
                 g->total_s += rest * n * ct;
+                g->fixed_total_s += rest * n * fx;
                 g->blocks += rest * heads * mult * nb;
                 t = tiles - 2;
             }
@@ -237,11 +263,40 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double s
     }
 }
 
-static double grid_time(const grid_acc *g, double slots)
+/* FA3's pack_gqa choice for a prefill (should_pack_gqa): the GQA heads
+ * of a KV head share its Q tiles when that fills the tiles better, i.e.
+ * when the unpacked tiles' row efficiency is under 0.9 of the packed
+ * ones'. */
+static int pack_gqa_pays(double sq, double g, double tm, int fa3, int wgmma)
+{
+    if (!fa3) return 0;
+    /* FA3's Ampere/Ada path always packs (get_pack_gqa: arch < 90). */
+    if (!wgmma) return 1;
+    double eff = sq / (ceil(sq / tm) * tm), eff_p = sq * g / (ceil(sq * g / tm) * tm);
+    return eff < 0.9 * eff_p;
+}
+
+/* The grid's time with its K/V stream's DRAM time t_dram (at the reached rate):
+ * the CTAs of a wave start and finish together, and DRAM serves their
+ * streams only between, so per wave the start and finish add to the
+ * longer of the SMs' streaming and the wave's share of the DRAM time. */
+/* The SMs' own streaming time of a grid (its CTAs less their start and
+ * finish), to compare with the K/V stream's DRAM time. */
+static double grid_stream(const grid_acc *g, double slots)
 {
     if (g->ctas <= 0) return 0;
-    if (g->uniform) return ceil(g->ctas / slots) * g->max_s;
-    return maxd(g->total_s / slots, g->max_s);
+    if (g->uniform) return ceil(g->ctas / slots) * (g->max_s - g->fixed_first_s);
+    return (g->total_s - g->fixed_total_s) / slots;
+}
+
+static double grid_time(const grid_acc *g, double slots, double t_dram)
+{
+    if (g->ctas <= 0) return 0;
+    if (g->uniform) {
+        double w = ceil(g->ctas / slots);
+        return w * g->fixed_first_s + maxd(w * (g->max_s - g->fixed_first_s), t_dram);
+    }
+    return maxd(g->fixed_total_s / slots + maxd((g->total_s - g->fixed_total_s) / slots, t_dram), g->max_s);
 }
 
 int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
@@ -266,9 +321,28 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     r.port_bytes_s = h.l2_port_sm;
     r.lat_dram = h.lat_dram_s;
     r.lat_l2 = h.lat_l2_s;
-    r.overlap = h.mi == GEMM_MI_WGMMA || h.mi == GEMM_MI_TCGEN05;
+    /* The library: FA3 where the MMAs are warpgroup-wide (its ping-pong
+     * needs them), FA2 elsewhere, unless attrs.attention_kernel says. */
+    int wgmma = h.mi == GEMM_MI_WGMMA || h.mi == GEMM_MI_TCGEN05;
+    const char *lib = opm_op_get_string(op, "attention_kernel", NULL);
+    int fa3 = lib ? !strcmp(lib, "flash_attention_3") : wgmma;
+    r.overlap = fa3 && wgmma;
     r.tile_n = a.dqk <= 64 ? 128 : a.dqk <= 128 ? (r.overlap ? 128 : 64) : 64;
     double tm = a.dqk > 128 ? 64 : TILE_M;
+    if (r.overlap) {
+        /* FA3's Hopper tiles (tile_size_fwd_sm90, causal or paged): 192 × 128
+         * up to head dim 64, 128 × 128 to 128, 128 × 96 to 192, 128 × 80
+         * above. */
+        tm = a.dqk <= 64 ? 192 : 128;
+        r.tile_n = a.dqk <= 128 ? 128 : a.dqk <= 192 ? 96 : 80;
+    }
+    if (!fa3 && a.page > 0) {
+        /* FA2 reads a paged KV cache only in its split-KV kernel
+         * (run_mha_fwd_splitkv_dispatch): kBlockM 64, kBlockN 256, 128
+         * or 64 by head dim, prefill too. */
+        tm = 64;
+        r.tile_n = a.dqk <= 64 ? 256 : a.dqk <= 128 ? 128 : 64;
+    }
     /* Shared memory of a CTA: the Q tile and two stages of K and V. */
     double smem = (tm * a.dqk * a.q_bytes + 2 * r.tile_n * (a.dqk + a.dv) * a.kv_bytes);
     /* One CTA per SM: FA3's warp-specialised CTAs take the register file
@@ -280,22 +354,85 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     /* Decode-like: few query rows per KV head; pack the GQA heads. */
     double rows_per_kv = a.sq * a.h / a.hkv;
     int packed = !bwd && rows_per_kv <= TILE_M_PACKED;
+    /* FA2 packs only a one-query decode (seqlenq_ngroups_swapped). */
+    if (!fa3 && a.sq > 1) packed = 0;
+    /* FA3 on Hopper has a one-warpgroup decode tile; its Ampere/Ada path
+     * (tile_size_fwd_sm8x) and FA2's split-KV kernel keep their Q tile. */
+    double ptm = packed ? (fa3 && !wgmma ? TILE_M : TILE_M_PACKED) : tm;
+    if (!packed && !bwd && a.h > a.hkv && pack_gqa_pays(a.sq, a.h / a.hkv, tm, fa3, wgmma)) {
+        packed = 1;
+        ptm = tm;
+    }
     double kern = BACK_TO_BACK_KERNEL_FRACTION * h.fixed_s;
+    int serving = opm_op_get_bool(op, "kv_cache_write", 0);
 
+    double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
+    /* The counts read whole KV pages; FlashAttention's K/V tile loads are
+     * predicated on the sequence length, so a page's unused tail is never
+     * fetched. */
+    if (a.page > 0 && !bwd) {
+        double tail = 0;
+        size_t nseq = a.lkv ? a.nseq : 1;
+        for (size_t i = 0; i < nseq; i++) {
+            double sk = a.lkv ? (double)a.lkv[i] : a.skv;
+            tail += ceil(sk / a.page) * a.page - sk;
+        }
+        if (!a.lkv) tail *= a.b;
+        rd = maxd(0, rd - tail * a.hkv * (a.dqk + a.dv) * a.kv_bytes);
+    }
+    /* Q, K and V left in L2 (a benchmark replaying the same cache) are
+     * read from it when they fit the usable L2 (stream.c's rule).  All or
+     * nothing: a replayed cache larger than the usable L2 evicts itself
+     * before it is read again (the measured decode rows show no partial
+     * reuse, unlike stream.c's single tensors).  The footprint is the
+     * op's every byte, the reshape-and-cache kernel's too. */
+    const char *warm = opm_op_get_string(op, "l2_warm", "none");
+    double f_in = (warm[0] == 'i' || warm[0] == 'a') && rd + wr <= h.l2_share ? 1 : 0;
+    double t_cache = 0;
+    if (!bwd && opm_op_get_bool(op, "kv_cache_write", 0)) {
+        /* The reshape-and-cache kernel before the attention kernel: its
+         * bytes are in the counts (the new tokens' K and V, twice). */
+        double tq = a.lq ? 0 : a.b * a.sq;
+        if (a.lq) for (size_t i = 0; i < a.nseq; i++) tq += (double)a.lq[i];
+        double nkv = tq * a.hkv * (a.dqk + a.dv) * a.kv_bytes;
+        /* It and the scheduler kernel before the attention kernel (FA3's
+         * prepare_varlen_num_blocks, FlashInfer's plan) each cost a
+         * kernel floor: the fixed time and a DRAM round trip. */
+        t_cache = SERVING_EXTRA_KERNELS * (h.fixed_s + h.lat_dram_s) +
+                  (f_in ? (2 * nkv + tq * 8) / h.l2_bw : (nkv + tq * 8) / h.hbm_bw + nkv / h.hbm_write_bw);
+        rd -= nkv + tq * 8;
+        wr -= nkv;
+    }
+    double t_dram = maxd((rd + wr) * f_in / h.l2_bw, (1 - f_in) * (rd / h.hbm_bw + wr / h.hbm_write_bw));
+    /* The K/V stream's share of the DRAM time: what the SMs wait on while
+     * they walk the KV blocks (Q and O move at the CTAs' start and finish). */
+    double tkv = a.lkv ? 0 : a.b * a.skv;
+    if (a.lkv) for (size_t i = 0; i < a.nseq; i++) tkv += (double)a.lkv[i];
+    double kv_rd = tkv * a.hkv * (a.dqk + a.dv) * a.kv_bytes;
+    double t_kv = bwd ? 0 : f_in ? kv_rd / h.l2_bw : kv_rd / h.hbm_bw;
     grid_acc g;
-    grid_walk(&a, &r, packed, 1, &g);
-    double best_splits = 1, t_grid = grid_time(&g, slots), t_combine = 0;
+    grid_walk(&a, &r, packed, ptm, 1, &g);
+    double best_splits = 1, t_grid = grid_time(&g, slots, t_kv), t_combine = 0, t_stream = grid_stream(&g, slots);
     double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
-    if (!bwd && g.ctas < slots && blocks_per_cta >= 2) {
-        for (int s = 2; s <= SPLITS_MAX && s <= blocks_per_cta; s++) {
+    /* FA2's varlen entry point, which a serving backend calls, splits
+     * the KV range only when it swaps the GQA groups into the query rows
+     * (mha_varlen_fwd: seqlenq_ngroups_swapped, one query per sequence). */
+    int splittable = fa3 || !serving || (a.sq == 1 && a.h > a.hkv);
+    if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
+        /* A serving backend captures decode in CUDA graphs with its split
+         * buffers sized up front: vLLM's flash_attn_max_num_splits_for_cuda_graph
+         * (32) caps what FlashAttention's own heuristic (128) would take. */
+        int smax = serving ? SERVING_SPLITS_MAX : SPLITS_MAX;
+        for (int s = 2; s <= smax && s <= blocks_per_cta; s++) {
             grid_acc gs;
-            grid_walk(&a, &r, packed, s, &gs);
+            grid_walk(&a, &r, packed, ptm, s, &gs);
             /* The combine kernel: fp32 partial O and LSE per split. */
-            double part = gs.ctas / s * s * (packed ? TILE_M_PACKED : tm) * (a.dv + 1) * 4;
+            double part = gs.ctas / s * s * ptm * (a.dv + 1) * 4;
             double tc = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
-            double t = grid_time(&gs, slots) + tc;
+            double t = grid_time(&gs, slots, t_kv) + tc;
             if (t < t_grid + t_combine) {
-                t_grid = grid_time(&gs, slots);
+                t_stream = grid_stream(&gs, slots);
+                t_grid = grid_time(&gs, slots, t_kv);
                 t_combine = tc;
                 best_splits = s;
             }
@@ -309,29 +446,6 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
         t_grid *= (2 * a.dqk + 2 * a.dv + (recompute ? a.dqk : 0)) / (a.dqk + a.dv);
         t_combine = kern + h.lat_dram_s + (double)c.output_bytes / h.hbm_bw; /* dot(dO, O) */
     }
-    double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
-    double t_cache = 0;
-    if (!bwd && opm_op_get_bool(op, "kv_cache_write", 0)) {
-        /* The reshape-and-cache kernel before the attention kernel: its
-         * bytes are in the counts (the new tokens' K and V, twice). */
-        double tq = a.lq ? 0 : a.b * a.sq;
-        if (a.lq) for (size_t i = 0; i < a.nseq; i++) tq += (double)a.lq[i];
-        double nkv = tq * a.hkv * (a.dqk + a.dv) * a.kv_bytes;
-        /* It and the scheduler kernel before the attention kernel (FA3's
-         * prepare_varlen_num_blocks, FlashInfer's plan) each cost a
-         * kernel floor: the fixed time and a DRAM round trip. */
-        t_cache = SERVING_EXTRA_KERNELS * (h.fixed_s + h.lat_dram_s) + (nkv + tq * 8) / h.hbm_bw + nkv / h.hbm_write_bw;
-        rd -= nkv + tq * 8;
-        wr -= nkv;
-    }
-    /* Q, K and V left in L2 (a benchmark replaying the same cache) are
-     * read from it when they fit the usable L2 (stream.c's rule). */
-    const char *warm = opm_op_get_string(op, "l2_warm", "none");
-    /* All or nothing: a replayed cache larger than the usable L2 evicts
-     * itself before it is read again (the measured decode rows show no
-     * partial reuse, unlike stream.c's single tensors). */
-    double f_in = (warm[0] == 'i' || warm[0] == 'a') && rd + wr <= h.l2_share ? 1 : 0;
-    double t_dram = maxd((rd + wr) * f_in / h.l2_bw, (1 - f_in) * (rd / h.hbm_bw + wr / h.hbm_write_bw));
     double t_main = maxd(t_grid, h.lat_dram_s + t_dram);
     double body = t_cache + t_main + t_combine;
 
@@ -349,10 +463,10 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     /* The limiting resource: the grid's own (math, softmax, loads, or the
      * CTAs' latency chain) or DRAM. */
     const char *lim;
-    if (h.lat_dram_s + t_dram >= t_grid) lim = "hbm";
+    if (h.lat_dram_s + t_dram >= t_grid || (t_kv >= t_stream && t_kv >= 0.5 * t_grid)) lim = "hbm";
     else {
         double t_mma, t_soft, t_load;
-        block_times(&a, &r, packed ? TILE_M_PACKED : tm, &t_mma, &t_soft, &t_load);
+        block_times(&a, &r, ptm, &t_mma, &t_soft, &t_load);
         double blk = g.blocks > 0 ? g.blocks * maxd(maxd(t_mma, t_soft), t_load) / (slots * best_splits) : 0;
         if (blk < 0.5 * t_grid) lim = "latency";
         else lim = t_mma >= t_soft && t_mma >= t_load ? "compute" : t_soft >= t_load ? "softmax" : "l2";
@@ -362,8 +476,9 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
              : lim[0] == 'c' || lim[0] == 's' ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
     if (p->bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", lim[0] == 'l' && lim[1] == '2' ? "l2" : "hbm");
     opm_diag_text(p, "limiting_resource", lim);
-    opm_diag_text(p, "kernel", packed ? "flash_decoding_packed_gqa" : r.overlap ? "flash_attention_3" : "flash_attention_2");
-    opm_diag_num(p, "tile_m", packed ? TILE_M_PACKED : tm);
+    opm_diag_text(p, "kernel", packed && ptm == TILE_M_PACKED ? "flash_decoding_packed_gqa" : fa3 ? "flash_attention_3" : "flash_attention_2");
+    opm_diag_num(p, "pack_gqa", packed);
+    opm_diag_num(p, "tile_m", ptm);
     opm_diag_num(p, "tile_n", r.tile_n);
     opm_diag_num(p, "ctas", g.ctas * best_splits);
     opm_diag_num(p, "ctas_per_sm", 1);

@@ -456,6 +456,11 @@ static int dims(const opm_op *op, attn_dims *a, opm_error *err)
 static int validate(const opm_op *op, opm_error *err)
 {
     if (opm_check_l2_warm(op, err)) return OPM_EINVAL;
+    static const char *const libs[] = {"flash_attention_2", "flash_attention_3", NULL};
+    const char *lib = opm_op_get_string(op, "attention_kernel", NULL);
+    if (lib && !opm_str_equals(lib, libs[0]) && !opm_str_equals(lib, libs[1]))
+        return opm_choice_err(err, "attrs.attention_kernel", lib, libs,
+                              "expected flash_attention_2 or flash_attention_3");
     attn_dims a;
     return dims(op, &a, err);
 }
@@ -651,6 +656,9 @@ static const opm_attr_def attrs[] = {
     {"l2_warm", OPM_ATTR_STRING, 0,
      "q, k and v resident in L2 at the start (a benchmark re-running the same cache): none (default), "
      "input, all"},
+    {"attention_kernel", OPM_ATTR_STRING, 0,
+     "kernel hint: the library that runs it, flash_attention_2 or flash_attention_3 (default: FA3 on "
+     "warpgroup-MMA GPUs, FA2 elsewhere)"},
     OPM_GEMM_HINT_ATTRS,
     {NULL, 0, 0, NULL},
 };

@@ -5,6 +5,7 @@
  * the diagnostics they report, and the fallback where no kernel model
  * applies. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 #include "testutil.h"
 
@@ -73,6 +74,21 @@ Test(kernel_models, gqa_shares_kv_and_decode_is_bandwidth_bound)
     }
 }
 
+Test(kernel_models, dram_bound_decode_waves_pay_their_start_on_top_of_the_stream)
+{
+    /* The CTAs of a wave start together and stream together: the grid is
+     * their start and finish plus the K/V stream at the DRAM rate, more
+     * than the DRAM time alone, and it grows with the waves' count. */
+    opm_profile p = run("extended_roofline", DECODE(64, 8192, 32, 8, ""), "h100_sxm");
+    cr_assert(diag_num(&p, "grid_time_s") > diag_num(&p, "dram_time_s"), "grid %g dram %g",
+              diag_num(&p, "grid_time_s"), diag_num(&p, "dram_time_s"));
+    cr_assert_str_eq(opm_profile_diag(&p, "limiting_resource")->text, "hbm");
+    opm_profile few = run("extended_roofline", DECODE(512, 256, 32, 8, ""), "h100_sxm");
+    opm_profile many = run("extended_roofline", DECODE(2048, 64, 32, 8, ""), "h100_sxm");
+    /* Same K/V bytes, four times the CTAs: more starts to pay. */
+    cr_assert(many.latency_s > few.latency_s, "many %g few %g", many.latency_s, few.latency_s);
+}
+
 Test(kernel_models, small_batch_long_context_splits_kv)
 {
     opm_profile p = run("extended_roofline", DECODE(1, 65536, 32, 8, ""), "h100_sxm");
@@ -92,6 +108,81 @@ Test(kernel_models, cache_write_and_warm_cache)
     cr_assert(warm < cold, "warm %g cold %g", warm, cold);
     rejected("{kind: attention_decode, batch: 1, seq_kv: 8, heads: 2, head_dim: 64, dtype: bf16, l2_warm: hot}",
              "l2_warm");
+}
+
+#define PREFILL_AT(s, lib)                                                                                \
+    "{\"kind\": \"attention_prefill\", \"batch\": 4, \"seq_q\": " #s ", \"seq_kv\": " #s                 \
+    ", \"heads\": 32, \"kv_heads\": 8, \"head_dim\": 128, \"dtype\": \"bf16\", \"causal\": true" lib "}"
+
+Test(kernel_models, padding_rows_of_a_packed_tile_are_computed)
+{
+    /* Two or eight query heads per KV head fill 2 or 8 rows of the same
+     * packed tile: the grid runs the whole tile either way. */
+    for (int m = 0; m < 2; m++) {
+        opm_profile two = run(models[m], DECODE(1, 65536, 16, 8, ""), "a100_80gb_sxm");
+        opm_profile eight = run(models[m], DECODE(1, 65536, 64, 8, ""), "a100_80gb_sxm");
+        double g2 = diag_num(&two, "grid_time_s"), g8 = diag_num(&eight, "grid_time_s");
+        cr_assert(g8 < 1.05 * g2 && g8 > 0.95 * g2, "grid %g vs %g", g2, g8);
+    }
+}
+
+Test(kernel_models, fa3_packs_gqa_heads_into_short_prefill_tiles)
+{
+    /* 32 queries per sequence fill a quarter of a 128-row tile; packing the
+     * four heads of a KV head fills one (FA3's should_pack_gqa). */
+    opm_profile h = run("extended_roofline", PREFILL_AT(32, ""), "h100_sxm");
+    cr_assert_eq(diag_num(&h, "pack_gqa"), 1);
+    cr_assert_str_eq(opm_profile_diag(&h, "kernel")->text, "flash_attention_3");
+    opm_profile long_seq = run("extended_roofline", PREFILL_AT(4096, ""), "h100_sxm");
+    cr_assert_eq(diag_num(&long_seq, "pack_gqa"), 0);
+    /* FA2 (the default on mma.sync parts) never packs a prefill; FA3's
+     * Ampere path always does, and it is faster for it. */
+    opm_profile fa2 = run("extended_roofline", PREFILL_AT(32, ""), "a100_80gb_sxm");
+    opm_profile fa3 = run("extended_roofline", PREFILL_AT(32, ", \"attention_kernel\": \"flash_attention_3\""),
+                          "a100_80gb_sxm");
+    cr_assert_eq(diag_num(&fa2, "pack_gqa"), 0);
+    cr_assert_eq(diag_num(&fa3, "pack_gqa"), 1);
+    cr_assert(fa3.latency_s < fa2.latency_s, "fa3 %g fa2 %g", fa3.latency_s, fa2.latency_s);
+    /* 16 queries × 4 heads fit one decode tile: FA3 packs them, FA2 packs
+     * only a one-query decode. */
+    opm_profile short3 = run("extended_roofline", PREFILL_AT(16, ""), "h100_sxm");
+    opm_profile short2 = run("extended_roofline", PREFILL_AT(16, ""), "l40s");
+    cr_assert_eq(diag_num(&short3, "pack_gqa"), 1);
+    cr_assert_eq(diag_num(&short2, "pack_gqa"), 0);
+    rejected("{kind: attention_prefill, batch: 1, seq_q: 8, seq_kv: 8, heads: 2, head_dim: 64, dtype: bf16, "
+             "attention_kernel: flash_attention_9}",
+             "attention_kernel");
+}
+
+Test(kernel_models, fa2_paged_uses_its_split_kv_kernel_and_varlen_split_rule)
+{
+    const char *fa2 = ", \"page_size\": 64, \"kv_cache_write\": true, \"attention_kernel\": \"flash_attention_2\"";
+    char mha[512], gqa[512];
+    snprintf(mha, sizeof mha, "{\"kind\": \"attention_decode\", \"batch\": 1, \"seq_kv\": 65536, \"heads\": 8, "
+             "\"kv_heads\": 8, \"head_dim\": 128, \"dtype\": \"bf16\"%s}", fa2);
+    snprintf(gqa, sizeof gqa, "{\"kind\": \"attention_decode\", \"batch\": 1, \"seq_kv\": 65536, \"heads\": 32, "
+             "\"kv_heads\": 8, \"head_dim\": 128, \"dtype\": \"bf16\"%s}", fa2);
+    opm_profile m = run("extended_roofline", mha, "l40s"), g = run("extended_roofline", gqa, "l40s");
+    /* FA2's varlen path splits only when it swaps GQA groups into rows. */
+    cr_assert_eq(diag_num(&m, "kv_splits"), 1);
+    cr_assert(diag_num(&g, "kv_splits") > 1);
+    cr_assert_eq(diag_num(&g, "tile_n"), 128);
+    cr_assert(m.latency_s > 2 * g.latency_s, "mha %g gqa %g", m.latency_s, g.latency_s);
+}
+
+Test(kernel_models, serving_decode_caps_splits_and_skips_page_tails)
+{
+    opm_profile eager = run("extended_roofline", DECODE(1, 131072, 8, 1, ", \"page_size\": 64"), "h100_sxm");
+    opm_profile serve =
+        run("extended_roofline", DECODE(1, 131072, 8, 1, ", \"page_size\": 64, \"kv_cache_write\": true"), "h100_sxm");
+    cr_assert(diag_num(&eager, "kv_splits") > 32);
+    cr_assert(diag_num(&serve, "kv_splits") <= 32);
+    /* Two keys in 64-token pages: the page tails are not fetched, so the
+     * DRAM time is that of the unpaged cache. */
+    opm_profile paged = run("extended_roofline", DECODE(2048, 2, 32, 8, ", \"page_size\": 64"), "h100_sxm");
+    opm_profile dense = run("extended_roofline", DECODE(2048, 2, 32, 8, ""), "h100_sxm");
+    double dp = diag_num(&paged, "dram_time_s"), dd = diag_num(&dense, "dram_time_s");
+    cr_assert(dp < 1.1 * dd, "paged %g dense %g", dp, dd);
 }
 
 Test(kernel_models, systolic_parts_fall_back)
