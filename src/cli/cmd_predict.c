@@ -101,6 +101,16 @@ static int next_line(line_reader *r, char **line, size_t *len)
     }
 }
 
+/* Writes what `out` holds to stdout; 0, or -1 on a write error. */
+static int flush_out(strbuf *out)
+{
+    int bad = out->n && fwrite(out->p, 1, out->n, stdout) != out->n;
+    out->n = 0;
+    return bad ? -1 : 0;
+}
+
+enum { OUT_FLUSH_BYTES = 1 << 16 };
+
 static int run_batch(const char *path, const opm_model *model, const opm_hardware *hw, int table)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -111,7 +121,9 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
     line_reader reader = {.f = f};
     char *line;
     size_t len;
-    int lineno = 0, failed = 0, got;
+    int lineno = 0, failed = 0, got, wbad = 0;
+    /* JSON answers collect here and go out in blocks of about 64 KiB: one
+     * stdio call per block instead of one per line. */
     strbuf out = {0};
     while ((got = next_line(&reader, &line, &len)) > 0) {
         lineno++;
@@ -124,35 +136,33 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
         opm_profile p;
         opm_op *op = opm_op_parse_json_line(line, len, source, lineno, &err);
         int rc = op ? opm_predict(model->name, op, hw, &p, &err) : 1;
-        out.n = 0;
         if (rc) {
             failed++;
             sb_printf(&out, "{\"line\": %d, \"error\": ", lineno);
             sb_json_string(&out, err.message);
-            sb_putc(&out, '}');
+            SB_LIT(&out, "}\n");
         } else if (table) {
+            wbad |= flush_out(&out);
             print_table(&p);
             putchar('\n');
         } else {
             opm_profile_write_json(&p, &out);
+            sb_putc(&out, '\n');
         }
+        opm_op_free(op);
         if (out.oom) {
-            opm_op_free(op);
             free(reader.buf);
             free(out.p);
             return cli_usage("out of memory");
         }
-        if (out.n) {
-            out.p[out.n++] = '\n';
-            fwrite(out.p, 1, out.n, stdout);
-        }
-        opm_op_free(op);
+        if (out.n >= OUT_FLUSH_BYTES) wbad |= flush_out(&out);
     }
+    wbad |= flush_out(&out);
     free(reader.buf);
     free(out.p);
     int bad = ferror(f);
     if (f != stdin) fclose(f);
-    if (fflush(stdout) || bad) return cli_usage("%s: I/O error", source);
+    if (fflush(stdout) || bad || wbad) return cli_usage("%s: I/O error", source);
     if (got == -1)
         return cli_usage("%s:%d: expected a line of at most %zu MiB (OPM_DOCUMENT_MAX_BYTES), got a longer one",
                          source, lineno + 1, OPM_DOCUMENT_MAX_BYTES >> 20);

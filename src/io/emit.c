@@ -31,6 +31,11 @@ static int grow(strbuf *b, size_t extra)
     return 0;
 }
 
+char *sb_room(strbuf *b, size_t extra)
+{
+    return grow(b, extra) ? NULL : b->p + b->n;
+}
+
 void sb_putn(strbuf *b, const char *s, size_t n)
 {
     if (grow(b, n)) return;
@@ -113,13 +118,38 @@ static int dec_exp_estimate(double v)
     return t >= 0 ? t >> 18 : -((-t + (1 << 18) - 1) >> 18);
 }
 
-size_t opm_format_sig12(double v, char *buf)
+/* The 8 decimal digits of v < 10^8 as byte values 0-9, the first digit in
+ * the lowest byte: the two halves of four digits divided at once in 32-bit
+ * lanes (by 100: x * 5243 >> 19, exact below 43699), then the four pairs
+ * in 16-bit lanes (by 10: y * 103 >> 10, exact below 179); no lane's
+ * product reaches the next lane. */
+static inline uint64_t digits8(uint32_t v)
 {
-    if (v == 0 || !isfinite(v)) {
-        strcpy(buf, v == 0 ? "0" : "null");
-        return v == 0 ? 1 : 4;
+    uint64_t x = (v / 10000) | (uint64_t)(v % 10000) << 32;
+    uint64_t h = (x * 5243 >> 19) & 0x0000007F0000007FULL;
+    uint64_t y = h | (x - 100 * h) << 16;
+    uint64_t t = (y * 103 >> 10) & 0x000F000F000F000FULL;
+    return t | (y - 10 * t) << 8;
+}
+
+/* digits8's second half for v < 10^4: four digit bytes. */
+static inline uint32_t digits4(uint32_t v)
+{
+    uint32_t y = v / 100 | (v % 100) << 16;
+    uint32_t t = (y * 103 >> 10) & 0x000F000FU;
+    return t | (y - 10 * t) << 8;
+}
+
+char *opm_put_sig12(char *o, double v)
+{
+    if (v == 0) {
+        *o = '0';
+        return o + 1;
     }
-    char *o = buf;
+    if (!isfinite(v)) {
+        memcpy(o, "null", 4);
+        return o + 4;
+    }
     if (v < 0) *o++ = '-', v = -v;
     /* The 12-digit mantissa m of v scaled by 10^(11-e), for the e that puts
      * it in [1e11, 1e12).  The estimate is floor(log10(v)) or one below;
@@ -149,7 +179,25 @@ size_t opm_format_sig12(double v, char *buf)
         else if (m < 100000000000ULL && tries < 3) e--;
         else break;
     }
-    char dig[13];
+    /* The 12 digits, then zeros, so the fixed-size copies below read only
+     * set bytes; nd: the digits without trailing zeros (the first is never
+     * '0'). */
+    char dig[32];
+    memset(dig + 12, '0', 20);
+    int nd;
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    {
+        /* digits 0-3 and 4-11 as byte values, in order; the last non-zero
+         * byte of each gives nd */
+        uint64_t lo8 = digits8((uint32_t)(m % 100000000));
+        uint32_t hi4 = digits4((uint32_t)(m / 100000000));
+        nd = lo8 ? 12 - __builtin_clzll(lo8) / 8 : 4 - __builtin_clz(hi4) / 8;
+        hi4 += 0x30303030U;
+        lo8 += 0x3030303030303030ULL;
+        memcpy(dig, &hi4, 4);
+        memcpy(dig + 4, &lo8, 8);
+    }
+#else
     /* two halves of six digits in 32-bit arithmetic, three pairs each,
      * computed independently of one another */
     uint32_t hi = (uint32_t)(m / 1000000), lo = (uint32_t)(m % 1000000);
@@ -159,51 +207,112 @@ size_t opm_format_sig12(double v, char *buf)
     memcpy(dig + 6, digit_pairs + 2 * (lo / 10000), 2);
     memcpy(dig + 8, digit_pairs + 2 * (lo / 100 % 100), 2);
     memcpy(dig + 10, digit_pairs + 2 * (lo % 100), 2);
-    int nd = 12;
+    nd = 12;
     while (nd > 1 && dig[nd - 1] == '0') nd--;
-    if (e >= -4 && e < 12) { /* the %g rule at 12 digits */
-        if (e < 0) {
-            *o++ = '0', *o++ = '.';
-            for (int i = -1; i > e; i--) *o++ = '0';
-            memcpy(o, dig, (size_t)nd), o += nd;
-        } else {
-            for (int i = 0; i <= e; i++) *o++ = i < nd ? dig[i] : '0';
-            if (nd > e + 1) {
-                *o++ = '.';
-                memcpy(o, dig + e + 1, (size_t)(nd - e - 1)), o += nd - e - 1;
-            }
+#endif
+    /* The %g rule at 12 digits.  Copies are of fixed sizes (the caller's
+     * room covers them); only the first bytes count. */
+    if (e >= 0 && e < 12) {
+        memcpy(o, dig, 12); /* the integer part: e + 1 digits */
+        if (nd > e + 1) {
+            memcpy(o + e + 2, dig + e + 1, 12);
+            o[e + 1] = '.';
+            return o + nd + 1;
         }
-        *o = '\0';
-        return (size_t)(o - buf);
+        return o + e + 1;
     }
-    *o++ = dig[0];
+    if (e < 0 && e >= -4) { /* 0.000ddd */
+        memcpy(o, "0.000", 5);
+        memcpy(o + 1 - e, dig, 12);
+        return o + 1 - e + nd;
+    }
+    o[0] = dig[0];
     if (nd > 1) {
-        *o++ = '.';
-        memcpy(o, dig + 1, (size_t)(nd - 1)), o += nd - 1;
+        o[1] = '.';
+        memcpy(o + 2, dig + 1, 12);
+        o += nd + 1;
+    } else {
+        o++;
     }
     /* "e%+03d" */
     *o++ = 'e';
     *o++ = e < 0 ? '-' : '+';
     unsigned ae = (unsigned)(e < 0 ? -e : e);
     if (ae >= 100) *o++ = (char)('0' + ae / 100);
-    *o++ = (char)('0' + ae / 10 % 10);
-    *o++ = (char)('0' + ae % 10);
-    *o = '\0';
-    return (size_t)(o - buf);
+    memcpy(o, digit_pairs + 2 * (ae % 100), 2);
+    return o + 2;
+}
+
+size_t opm_format_sig12(double v, char *buf)
+{
+    char tmp[OPM_PUT_NUM_ROOM];
+    size_t n = (size_t)(opm_put_sig12(tmp, v) - tmp);
+    memcpy(buf, tmp, n);
+    buf[n] = '\0';
+    return n;
+}
+
+char *opm_put_u64(char *o, uint64_t v)
+{
+    if (v < 10) {
+        *o = (char)('0' + v);
+        return o + 1;
+    }
+    static const uint64_t p10[20] = {1ULL,
+                                     10ULL,
+                                     100ULL,
+                                     1000ULL,
+                                     10000ULL,
+                                     100000ULL,
+                                     1000000ULL,
+                                     10000000ULL,
+                                     100000000ULL,
+                                     1000000000ULL,
+                                     10000000000ULL,
+                                     100000000000ULL,
+                                     1000000000000ULL,
+                                     10000000000000ULL,
+                                     100000000000000ULL,
+                                     1000000000000000ULL,
+                                     10000000000000000ULL,
+                                     100000000000000000ULL,
+                                     1000000000000000000ULL,
+                                     10000000000000000000ULL};
+    /* digits from the bit length: log10(2) ~ 1233 / 4096, one too many at
+     * most, which the table corrects */
+#if defined(__GNUC__)
+    int bits = 64 - __builtin_clzll(v);
+#else
+    int bits = 64;
+    for (uint64_t t = v; !(t >> 63); t <<= 1) bits--;
+#endif
+    int t = bits * 1233 >> 12;
+    char *end = o + t + 1 - (v < p10[t]);
+    char *q = end;
+    if (v >> 32) {
+        while (v >= 100) {
+            q -= 2;
+            memcpy(q, digit_pairs + 2 * (v % 100), 2);
+            v /= 100;
+        }
+    }
+    uint32_t w = (uint32_t)v; /* below 2^32 now: 32-bit division is cheaper */
+    while (w >= 100) {
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * (w % 100), 2);
+        w /= 100;
+    }
+    if (w >= 10) memcpy(q - 2, digit_pairs + 2 * w, 2);
+    else q[-1] = (char)('0' + w);
+    return end;
 }
 
 void sb_num(strbuf *b, double v)
 {
-    char buf[48];
-    size_t n = opm_format_sig12(v, buf);
-    /* at most 19 bytes: a fixed-size copy when there is room */
-    if (!b->oom && b->n + 32 < b->cap) {
-        memcpy(b->p + b->n, buf, 32);
-        b->n += n;
-        b->p[b->n] = '\0';
-    } else {
-        sb_putn(b, buf, n);
-    }
+    char *o = sb_room(b, OPM_PUT_NUM_ROOM);
+    if (!o) return;
+    b->n = (size_t)(opm_put_sig12(o, v) - b->p);
+    b->p[b->n] = '\0';
 }
 
 void sb_double(strbuf *b, double v)
@@ -215,28 +324,10 @@ void sb_double(strbuf *b, double v)
 
 void sb_u64(strbuf *b, uint64_t v)
 {
-    char buf[48];
-    int i = 24;
-    while (v >= 100) {
-        i -= 2;
-        memcpy(buf + i, digit_pairs + 2 * (v % 100), 2);
-        v /= 100;
-    }
-    if (v >= 10) {
-        i -= 2;
-        memcpy(buf + i, digit_pairs + 2 * v, 2);
-    } else {
-        buf[--i] = (char)('0' + v);
-    }
-    size_t n = 24 - (size_t)i;
-    /* at most 20 digits: a fixed-size copy when there is room */
-    if (!b->oom && b->n + 24 < b->cap) {
-        memcpy(b->p + b->n, buf + i, 24);
-        b->n += n;
-        b->p[b->n] = '\0';
-    } else {
-        sb_putn(b, buf + i, n);
-    }
+    char *o = sb_room(b, OPM_PUT_NUM_ROOM);
+    if (!o) return;
+    b->n = (size_t)(opm_put_u64(o, v) - b->p);
+    b->p[b->n] = '\0';
 }
 
 void sb_csv_field(strbuf *b, const char *s)
@@ -255,49 +346,88 @@ void sb_csv_field(strbuf *b, const char *s)
     sb_putc(b, '"');
 }
 
-void sb_json_string(strbuf *b, const char *s)
+/* 1 for the bytes a JSON string holds as they are: printable ASCII but the
+ * quote and the backslash. */
+static const unsigned char json_plain[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* From the first byte of s[0..n) that json_plain does not pass: escapes,
+ * well-formed UTF-8 as is, other bytes as U+FFFD, up to a NUL or n. */
+static char *json_escape_tail(char *o, const unsigned char *s, size_t n)
 {
-    /* Most strings (names, models, hardware) need no escape: one copy. */
-    size_t plain = 0;
-    for (unsigned char c; (c = (unsigned char)s[plain]) >= 0x20 && c < 0x80 && c != '"' && c != '\\';) plain++;
-    if (!s[plain]) {
-        if (grow(b, plain + 2)) return;
-        b->p[b->n++] = '"';
-        memcpy(b->p + b->n, s, plain);
-        b->n += plain;
-        b->p[b->n++] = '"';
-        b->p[b->n] = '\0';
-        return;
-    }
-    sb_putc(b, '"');
-    const char *run = s;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
-        if (c >= 0x80) {
-            size_t n = opm_utf8_seq((const unsigned char *)s);
-            if (n) {
-                s += n - 1;
-                continue;
-            }
-            sb_putn(b, run, (size_t)(s - run));
-            sb_puts(b, "\xEF\xBF\xBD");
-            run = s + 1;
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < n && s[i]; i++) {
+        unsigned char c = s[i];
+        if (json_plain[c]) {
+            *o++ = (char)c;
             continue;
         }
-        sb_putn(b, run, (size_t)(s - run));
-        switch (c) {
-        case '"': sb_puts(b, "\\\""); break;
-        case '\\': sb_puts(b, "\\\\"); break;
-        case '\n': sb_puts(b, "\\n"); break;
-        case '\t': sb_puts(b, "\\t"); break;
-        case '\r': sb_puts(b, "\\r"); break;
-        default: sb_printf(b, "\\u%04x", c); break;
+        if (c >= 0x80) {
+            size_t k = opm_utf8_seq(s + i);
+            if (k && k <= n - i) {
+                memcpy(o, s + i, k);
+                o += k;
+                i += k - 1;
+            } else {
+                memcpy(o, "\xEF\xBF\xBD", 3);
+                o += 3;
+            }
+            continue;
         }
-        run = s + 1;
+        *o++ = '\\';
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\t': *o++ = 't'; break;
+        case '\r': *o++ = 'r'; break;
+        default:
+            memcpy(o, "u00", 3);
+            o[3] = hex[c >> 4];
+            o[4] = hex[c & 15];
+            o += 5;
+            break;
+        }
     }
-    sb_putn(b, run, (size_t)(s - run));
-    sb_putc(b, '"');
+    return o;
+}
+
+char *opm_put_json_string(char *o, const char *str, size_t cap)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    *o++ = '"';
+    /* Most strings (names, models, hardware, diagnostics) need no escape. */
+    size_t i = 0;
+    for (; i < cap && json_plain[s[i]]; i++) o[i] = (char)s[i];
+    o += i;
+    if (i < cap && s[i]) o = json_escape_tail(o, s + i, cap - i);
+    *o++ = '"';
+    return o;
+}
+
+void sb_json_string(strbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    char *o = sb_room(b, OPM_JSON_STRING_ROOM(n));
+    if (!o) return;
+    b->n = (size_t)(opm_put_json_string(o, s, n) - b->p);
+    b->p[b->n] = '\0';
 }
 
 int doc_emit_json(const doc_node *n, strbuf *b)
