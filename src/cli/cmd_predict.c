@@ -1,9 +1,11 @@
 /* cmd_predict.c — `opmodel predict`: one op from a file, or a JSONL stream
  * of ops with one prediction per line (contract §3). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "io/io_internal.h"
 
@@ -101,12 +103,24 @@ static int next_line(line_reader *r, char **line, size_t *len)
     }
 }
 
-/* Writes what `out` holds to stdout; 0, or -1 on a write error. */
+/* Writes what `out` holds to stdout; 0, or -1 on a write error.  Straight
+ * to the descriptor (after whatever stdio holds): a block through fwrite
+ * is copied once more into stdio's buffer. */
 static int flush_out(strbuf *out)
 {
-    int bad = out->n && fwrite(out->p, 1, out->n, stdout) != out->n;
+    const char *p = out->p;
+    size_t n = out->n;
     out->n = 0;
-    return bad ? -1 : 0;
+    if (!n) return 0;
+    if (fflush(stdout)) return -1;
+    while (n) {
+        ssize_t w = write(STDOUT_FILENO, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
 }
 
 enum { OUT_FLUSH_BYTES = 1 << 16 };
@@ -125,6 +139,7 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
     /* JSON answers collect here and go out in blocks of about 64 KiB: one
      * stdio call per block instead of one per line. */
     strbuf out = {0};
+    opm_op *op = NULL; /* one op, rebuilt line after line */
     while ((got = next_line(&reader, &line, &len)) > 0) {
         lineno++;
         while (len && line[len - 1] == '\r') len--;
@@ -134,7 +149,7 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
         opm_error err;
         opm_error_clear(&err);
         opm_profile p;
-        opm_op *op = opm_op_parse_json_line(line, len, source, lineno, &err);
+        op = opm_op_parse_json_line(line, len, source, lineno, op, &err);
         int rc = op ? opm_predict(model->name, op, hw, &p, &err) : 1;
         if (rc) {
             failed++;
@@ -149,8 +164,8 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
             opm_profile_write_json(&p, &out);
             sb_putc(&out, '\n');
         }
-        opm_op_free(op);
         if (out.oom) {
+            opm_op_free(op);
             free(reader.buf);
             free(out.p);
             return cli_usage("out of memory");
@@ -158,6 +173,7 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
         if (out.n >= OUT_FLUSH_BYTES) wbad |= flush_out(&out);
     }
     wbad |= flush_out(&out);
+    opm_op_free(op);
     free(reader.buf);
     free(out.p);
     int bad = ferror(f);

@@ -20,6 +20,7 @@ typedef struct attr {
 
 struct opm_op {
     char *name;
+    size_t name_cap;             /* bytes allocated for name (opm_op_reset reuses them) */
     opm_kind kind;
     const opm_kind_def *def;     /* the kind's table: built-in, or a registry's user kind */
     opm_phase phase;
@@ -60,6 +61,7 @@ opm_op *opm_op_new_def(const opm_kind_def *def, const char *name, opm_phase phas
         opm_err(err, OPM_ENOMEM, NULL, "out of memory");
         return NULL;
     }
+    op->name_cap = strlen(op->name) + 1;
     op->kind = def->kind;
     op->def = def;
     op->phase = phase;
@@ -79,6 +81,30 @@ static void attr_clear(attr *a)
     a->s = NULL;
     a->ints = NULL;
     a->n = 0;
+}
+
+int opm_op_reset(opm_op *op, const opm_kind_def *def, const char *name, opm_phase phase, opm_error *err)
+{
+    opm_error_clear(err);
+    if (!def) return opm_err(err, OPM_EINVAL, "kind", "expected a known op kind");
+    if ((unsigned)phase >= OPM_PHASE_COUNT) return opm_err(err, OPM_EINVAL, "phase", "expected a known phase");
+    if (!name) name = def->name;
+    size_t n = strlen(name) + 1;
+    if (n > op->name_cap) {
+        char *p = realloc(op->name, n);
+        if (!p) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        op->name = p;
+        op->name_cap = n;
+    }
+    memcpy(op->name, name, n);
+    for (size_t i = 0; i < op->n_attrs; i++) attr_clear(&op->attrs[i]);
+    op->n_attrs = 0;
+    op->n_tensors = 0;
+    op->counts_ok = 0;
+    op->kind = def->kind;
+    op->def = def;
+    op->phase = phase;
+    return 0;
 }
 
 void opm_op_free(opm_op *op)
@@ -197,6 +223,42 @@ static attr *slot(opm_op *op, const char *key, opm_error *err)
     return a;
 }
 
+int opm_op_append_attr(opm_op *op, const char *key, size_t key_len, const opm_attr_value *v, opm_error *err)
+{
+    if (key_len >= sizeof op->attrs[0].key) return opm_err(err, OPM_EINVAL, NULL, "attribute names are at most 47 bytes");
+    if (op->n_attrs == op->cap_attrs) {
+        size_t cap = op->cap_attrs ? op->cap_attrs * 2 : 8;
+        attr *p = realloc(op->attrs, cap * sizeof *p);
+        if (!p) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        op->attrs = p;
+        op->cap_attrs = cap;
+    }
+    attr *a = &op->attrs[op->n_attrs];
+    memset(a, 0, sizeof *a);
+    memcpy(a->key, key, key_len);
+    a->key[key_len] = '\0';
+    a->type = v->type;
+    switch (v->type) {
+    case OPM_ATTR_BOOL: a->b = v->i != 0; break;
+    case OPM_ATTR_INT: a->i = v->i; break;
+    case OPM_ATTR_DOUBLE: a->d = v->d; break;
+    case OPM_ATTR_STRING:
+        if (!(a->s = malloc(v->n + 1))) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        memcpy(a->s, v->s, v->n);
+        a->s[v->n] = '\0';
+        break;
+    case OPM_ATTR_INTS:
+        if (!(a->ints = malloc((v->n ? v->n : 1) * sizeof *a->ints)))
+            return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        if (v->n) memcpy(a->ints, v->ints, v->n * sizeof *a->ints);
+        a->n = v->n;
+        break;
+    }
+    op->n_attrs++;
+    op->counts_ok = 0;
+    return 0;
+}
+
 int opm_op_set_bool(opm_op *op, const char *key, int value, opm_error *err)
 {
     attr *a = slot(op, key, err);
@@ -252,15 +314,27 @@ int opm_op_set_ints(opm_op *op, const char *key, const int64_t *values, size_t c
     return 0;
 }
 
+void opm_op_unset_at(opm_op *op, size_t i)
+{
+    if (i >= op->n_attrs) return;
+    attr *a = &op->attrs[i];
+    op->counts_ok = 0;
+    attr_clear(a);
+    memmove(a, a + 1, (op->n_attrs - i - 1) * sizeof *a);
+    op->n_attrs--;
+}
+
+size_t opm_op_attr_index(const opm_op *op, const char *key)
+{
+    const attr *a = find_attr(op, key);
+    return a ? (size_t)(a - op->attrs) : OPM_NO_ATTR;
+}
+
 int opm_op_unset(opm_op *op, const char *key)
 {
     attr *a = find_attr(op, key);
     if (!a) return 0;
-    op->counts_ok = 0;
-    attr_clear(a);
-    size_t idx = (size_t)(a - op->attrs);
-    memmove(a, a + 1, (op->n_attrs - idx - 1) * sizeof *a);
-    op->n_attrs--;
+    opm_op_unset_at(op, (size_t)(a - op->attrs));
     return 1;
 }
 

@@ -95,8 +95,11 @@ int doc_emit_yaml(const doc_node *n, strbuf *b);
 opm_op *opm_op_from_doc(const doc *d, opm_error *err);
 /* One JSONL line (`predict --batch`): the same op, or the same error, as
  * opm_op_parse_string(text, len, OPM_FORMAT_JSON, source, line, err), faster
- * for flat short forms (op_line.c). */
-opm_op *opm_op_parse_json_line(const char *text, size_t len, const char *source, int line, opm_error *err);
+ * for flat short forms (op_line.c).  reuse (NULL, or the op an earlier call
+ * returned) is taken over: rebuilt in place and returned when the line
+ * allows, else freed, so a reader of many lines allocates once. */
+opm_op *opm_op_parse_json_line(const char *text, size_t len, const char *source, int line, opm_op *reuse,
+                               opm_error *err);
 opm_format opm_guess_format(const char *text, size_t len);
 opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err);
 /* Builds the tree an op is written as. */
