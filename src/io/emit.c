@@ -91,13 +91,14 @@ void opm_format_double(double v, char *buf, size_t cap)
 
 /* Exact powers of ten up to 1e22; beyond that two multiplications, whose
  * rounding is far below the 12th digit. */
+static const double exact_p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
 static double pow10i(int k)
 {
-    static const double p[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     double r = 1;
-    while (k > 22) r *= p[22], k -= 22;
-    return r * p[k];
+    while (k > 22) r *= exact_p10[22], k -= 22;
+    return r * exact_p10[k];
 }
 
 static const char digit_pairs[201] =
@@ -117,6 +118,26 @@ static int dec_exp_estimate(double v)
     int t = b * 78913;            /* 78913 / 2^18 = log10(2) to 1e-7; exact floor for |b| < 2600 */
     return t >= 0 ? t >> 18 : -((-t + (1 << 18) - 1) >> 18);
 }
+
+/* Twelve ASCII digits, the first at the lowest address: in a 128-bit
+ * integer on little-endian machines that have one (stores from registers,
+ * shifted to skip digits), else in bytes. */
+#if defined(__GNUC__) && defined(__SIZEOF_INT128__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define OPM_SWAR_DIGITS 1
+__extension__ typedef unsigned __int128 digits12;
+static inline void put_digits(char *dst, const digits12 *d, int skip)
+{
+    digits12 x = *d >> (8 * skip);
+    memcpy(dst, &x, 16);
+}
+#else
+#define OPM_SWAR_DIGITS 0
+typedef struct digits12 {
+    char c[32];
+} digits12;
+static inline void put_digits(char *dst, const digits12 *d, int skip) { memcpy(dst, d->c + skip, 16); }
+#endif
 
 /* The 8 decimal digits of v < 10^8 as byte values 0-9, the first digit in
  * the lowest byte: the two halves of four digits divided at once in 32-bit
@@ -142,15 +163,17 @@ static inline uint32_t digits4(uint32_t v)
 
 char *opm_put_sig12(char *o, double v)
 {
-    if (v == 0) {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    if (!(bits << 1)) { /* either zero */
         *o = '0';
         return o + 1;
     }
-    if (!isfinite(v)) {
+    if ((bits >> 52 & 0x7ff) == 0x7ff) { /* not finite */
         memcpy(o, "null", 4);
         return o + 4;
     }
-    if (v < 0) *o++ = '-', v = -v;
+    if (bits >> 63) *o++ = '-', v = -v;
     /* The 12-digit mantissa m of v scaled by 10^(11-e), for the e that puts
      * it in [1e11, 1e12).  The estimate is floor(log10(v)) or one below;
      * from one below the first step always goes up (v >= 10^e makes m round
@@ -164,58 +187,61 @@ char *opm_put_sig12(char *o, double v)
                                        1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
                                        1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
         int up = e + 1;
-        if (v >= (up >= 0 ? pow10i(up) : neg[-up])) e = up;
+        if (v >= (up >= 0 ? exact_p10[up] : neg[-up])) e = up;
     }
-    uint64_t m;
-    for (int tries = 0;; tries++) {
-        int k = 11 - e;
-        double scaled = v;
-        for (; k > 280; k -= 100) scaled *= 1e100;
-        for (; k < -280; k += 100) scaled /= 1e100;
-        scaled = k >= 0 ? scaled * pow10i(k) : scaled / pow10i(-k);
-        /* round half away from zero, as llround: exact below 2^52 */
-        m = (uint64_t)(int64_t)(scaled + 0.5);
-        if (m >= 1000000000000ULL && tries < 3) e++;
-        else if (m < 100000000000ULL && tries < 3) e--;
-        else break;
+    /* The loop's first pass when 10^(11-e) is an exact power (most values):
+     * one multiplication or division, the same as the loop's. */
+    uint64_t m = 0;
+    int k0 = 11 - e;
+    if (k0 >= -22 && k0 <= 22)
+        m = (uint64_t)(int64_t)((k0 >= 0 ? v * exact_p10[k0] : v / exact_p10[-k0]) + 0.5);
+    if (m < 100000000000ULL || m >= 1000000000000ULL) {
+        for (int tries = 0;; tries++) {
+            int k = 11 - e;
+            double scaled = v;
+            for (; k > 280; k -= 100) scaled *= 1e100;
+            for (; k < -280; k += 100) scaled /= 1e100;
+            scaled = k >= 0 ? scaled * pow10i(k) : scaled / pow10i(-k);
+            /* round half away from zero, as llround: exact below 2^52 */
+            m = (uint64_t)(int64_t)(scaled + 0.5);
+            if (m >= 1000000000000ULL && tries < 3) e++;
+            else if (m < 100000000000ULL && tries < 3) e--;
+            else break;
+        }
     }
-    /* The 12 digits, then zeros, so the fixed-size copies below read only
-     * set bytes; nd: the digits without trailing zeros (the first is never
-     * '0'). */
-    char dig[32];
-    memset(dig + 12, '0', 20);
+    /* The 12 digits (d) and nd, the count without trailing zeros (the
+     * first digit is never '0'). */
     int nd;
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    digits12 d;
+#if OPM_SWAR_DIGITS
     {
         /* digits 0-3 and 4-11 as byte values, in order; the last non-zero
          * byte of each gives nd */
         uint64_t lo8 = digits8((uint32_t)(m % 100000000));
         uint32_t hi4 = digits4((uint32_t)(m / 100000000));
         nd = lo8 ? 12 - __builtin_clzll(lo8) / 8 : 4 - __builtin_clz(hi4) / 8;
-        hi4 += 0x30303030U;
-        lo8 += 0x3030303030303030ULL;
-        memcpy(dig, &hi4, 4);
-        memcpy(dig + 4, &lo8, 8);
+        d = (digits12)(lo8 + 0x3030303030303030ULL) << 32 | (hi4 + 0x30303030U);
     }
 #else
     /* two halves of six digits in 32-bit arithmetic, three pairs each,
      * computed independently of one another */
+    memset(d.c + 12, '0', sizeof d.c - 12);
     uint32_t hi = (uint32_t)(m / 1000000), lo = (uint32_t)(m % 1000000);
-    memcpy(dig, digit_pairs + 2 * (hi / 10000), 2);
-    memcpy(dig + 2, digit_pairs + 2 * (hi / 100 % 100), 2);
-    memcpy(dig + 4, digit_pairs + 2 * (hi % 100), 2);
-    memcpy(dig + 6, digit_pairs + 2 * (lo / 10000), 2);
-    memcpy(dig + 8, digit_pairs + 2 * (lo / 100 % 100), 2);
-    memcpy(dig + 10, digit_pairs + 2 * (lo % 100), 2);
+    memcpy(d.c, digit_pairs + 2 * (hi / 10000), 2);
+    memcpy(d.c + 2, digit_pairs + 2 * (hi / 100 % 100), 2);
+    memcpy(d.c + 4, digit_pairs + 2 * (hi % 100), 2);
+    memcpy(d.c + 6, digit_pairs + 2 * (lo / 10000), 2);
+    memcpy(d.c + 8, digit_pairs + 2 * (lo / 100 % 100), 2);
+    memcpy(d.c + 10, digit_pairs + 2 * (lo % 100), 2);
     nd = 12;
-    while (nd > 1 && dig[nd - 1] == '0') nd--;
+    while (nd > 1 && d.c[nd - 1] == '0') nd--;
 #endif
-    /* The %g rule at 12 digits.  Copies are of fixed sizes (the caller's
-     * room covers them); only the first bytes count. */
+    /* The %g rule at 12 digits.  The digits go out 16 bytes at a time (the
+     * caller's room covers them); only the first ones count. */
     if (e >= 0 && e < 12) {
-        memcpy(o, dig, 12); /* the integer part: e + 1 digits */
+        put_digits(o, &d, 0); /* the integer part: e + 1 digits */
         if (nd > e + 1) {
-            memcpy(o + e + 2, dig + e + 1, 12);
+            put_digits(o + e + 2, &d, e + 1);
             o[e + 1] = '.';
             return o + nd + 1;
         }
@@ -223,13 +249,13 @@ char *opm_put_sig12(char *o, double v)
     }
     if (e < 0 && e >= -4) { /* 0.000ddd */
         memcpy(o, "0.000", 5);
-        memcpy(o + 1 - e, dig, 12);
+        put_digits(o + 1 - e, &d, 0);
         return o + 1 - e + nd;
     }
-    o[0] = dig[0];
+    put_digits(o, &d, 0);
     if (nd > 1) {
+        put_digits(o + 2, &d, 1);
         o[1] = '.';
-        memcpy(o + 2, dig + 1, 12);
         o += nd + 1;
     } else {
         o++;
@@ -287,7 +313,24 @@ char *opm_put_u64(char *o, uint64_t v)
     for (uint64_t t = v; !(t >> 63); t <<= 1) bits--;
 #endif
     int t = bits * 1233 >> 12;
-    char *end = o + t + 1 - (v < p10[t]);
+    int n = t + 1 - (v < p10[t]);
+#if OPM_SWAR_DIGITS
+    /* Up to 16 digits in one or two SWAR groups of 8, the leading zeros
+     * shifted out of the first. */
+    if (v < 100000000) {
+        uint64_t w = (digits8((uint32_t)v) + 0x3030303030303030ULL) >> (8 * (8 - n));
+        memcpy(o, &w, 8);
+        return o + n;
+    }
+    if (v < 10000000000000000ULL) {
+        uint64_t hi = (digits8((uint32_t)(v / 100000000)) + 0x3030303030303030ULL) >> (8 * (16 - n));
+        uint64_t lo = digits8((uint32_t)(v % 100000000)) + 0x3030303030303030ULL;
+        memcpy(o, &hi, 8);
+        memcpy(o + n - 8, &lo, 8);
+        return o + n;
+    }
+#endif
+    char *end = o + n;
     char *q = end;
     if (v >> 32) {
         while (v >= 100) {
