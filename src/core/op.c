@@ -18,6 +18,8 @@ typedef struct attr {
     size_t n;
 } attr;
 
+static const attr zero_attr;
+
 struct opm_op {
     char *name;
     size_t name_cap;             /* bytes allocated for name (opm_op_reset reuses them) */
@@ -76,8 +78,9 @@ opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *
 
 static void attr_clear(attr *a)
 {
-    free(a->s);
-    free(a->ints);
+    /* Most attributes are numbers: no call for them. */
+    if (a->s) free(a->s);
+    if (a->ints) free(a->ints);
     a->s = NULL;
     a->ints = NULL;
     a->n = 0;
@@ -142,11 +145,15 @@ int opm_op_add_tensor(opm_op *op, opm_role role, const int64_t *shape, int rank,
         op->cap_tensors = cap;
     }
     opm_tensor *t = &op->tensors[op->n_tensors++];
-    memset(t, 0, sizeof *t);
+    /* A copy of a zero tensor, not memset: gcc makes the 96-byte memset a
+     * `rep stos`, whose start-up is most of a short-form line's tensor. */
+    static const opm_tensor zero_tensor;
+    *t = zero_tensor;
     t->role = role;
     t->dtype = dtype;
     t->rank = rank;
-    if (rank) memcpy(t->shape, shape, (size_t)rank * sizeof shape[0]);
+    /* at most OPM_MAX_RANK: a loop, not a memcpy of variable size (a `rep movs`) */
+    for (int d = 0; d < rank; d++) t->shape[d] = shape[d];
     if (layout) opm_strlcpy(t->layout, layout, sizeof t->layout);
     return 0;
 }
@@ -218,7 +225,7 @@ static attr *slot(opm_op *op, const char *key, opm_error *err)
         op->cap_attrs = cap;
     }
     a = &op->attrs[op->n_attrs++];
-    memset(a, 0, sizeof *a);
+    *a = zero_attr; /* not memset: see opm_op_add_tensor */
     opm_strlcpy(a->key, key, sizeof a->key);
     return a;
 }
@@ -234,7 +241,7 @@ int opm_op_append_attr(opm_op *op, const char *key, size_t key_len, const opm_at
         op->cap_attrs = cap;
     }
     attr *a = &op->attrs[op->n_attrs];
-    memset(a, 0, sizeof *a);
+    *a = zero_attr; /* not memset: see opm_op_add_tensor */
     memcpy(a->key, key, key_len);
     a->key[key_len] = '\0';
     a->type = v->type;

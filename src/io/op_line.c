@@ -278,7 +278,9 @@ static opm_op *build(const scan *s, opm_op *reuse)
             !in_defs(v->key, v->key_len, def->attrs))
             goto fail;
         if (v->key_len >= 48) goto fail; /* the setters' limit: the careful path says so */
-        opm_attr_value a = {0};
+        /* The fields each type reads, no more: a {0} initializer here is
+         * a `rep stos` per attribute. */
+        opm_attr_value a;
         int rc = 0;
         switch (v->type) {
         case V_STRING:
@@ -299,7 +301,10 @@ static opm_op *build(const scan *s, opm_op *reuse)
                 sub[n++] = (char)('0' + j % 10);
                 sub[n++] = ']';
                 if (n >= 48) goto fail;
-                opm_attr_value e = {.type = OPM_ATTR_INTS, .ints = s->ints + s->list_first[l], .n = s->list_count[l]};
+                opm_attr_value e;
+                e.type = OPM_ATTR_INTS;
+                e.ints = s->ints + s->list_first[l];
+                e.n = s->list_count[l];
                 rc = opm_op_append_attr(op, sub, n, &e, &scratch);
             }
             if (rc) goto fail;
