@@ -160,10 +160,11 @@ int opm_op_add_tensor(opm_op *op, opm_role role, const int64_t *shape, int rank,
 
 static attr *find_attr(const opm_op *op, const char *key)
 {
-    /* Counting looks attributes up by name on every call: compare the first
-     * byte before paying for strcmp. */
+    /* Counting looks attributes up by name on every call: the first byte,
+     * then an inline compare (keys are a few bytes; a strcmp call costs
+     * more than the compare). */
     for (size_t i = 0; i < op->n_attrs; i++)
-        if (op->attrs[i].key[0] == key[0] && strcmp(op->attrs[i].key, key) == 0) return &op->attrs[i];
+        if (op->attrs[i].key[0] == key[0] && opm_str_equals(op->attrs[i].key, key)) return &op->attrs[i];
     return NULL;
 }
 
