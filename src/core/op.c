@@ -511,19 +511,20 @@ int opm_op_validate(const opm_op *op, opm_error *err)
     for (size_t i = 0; i < op->n_attrs; i++) {
         const attr *a = &op->attrs[i];
         const opm_attr_def *ad = opm_kind_find_attr(def, a->key);
-        char field[OPM_ERROR_FIELD_MAX];
-        snprintf(field, sizeof field, "attrs.%s", a->key);
         if (!ad) return unknown_attr(def, a->key, err);
         int okt = a->type == ad->type || (ad->type == OPM_ATTR_DOUBLE && a->type == OPM_ATTR_INT) ||
                   (ad->type == OPM_ATTR_INTS && a->type == OPM_ATTR_INT);
-        if (!okt) {
+        int low = okt && ad->type == OPM_ATTR_INT && ad->min_int > 0 && a->i < ad->min_int;
+        if (!okt || low) { /* the field's name only for the error: every line of a batch validates */
+            char field[OPM_ERROR_FIELD_MAX];
+            snprintf(field, sizeof field, "attrs.%s", a->key);
+            if (low)
+                return opm_err(err, OPM_EINVAL, field, "expected an integer >= %lld, got %lld",
+                               (long long)ad->min_int, (long long)a->i);
             char got[96];
             attr_text(a, got, sizeof got);
             return opm_err(err, OPM_EINVAL, field, "expected %s, got %s", opm_attr_type_text(ad->type), got);
         }
-        if (ad->type == OPM_ATTR_INT && ad->min_int > 0 && a->i < ad->min_int)
-            return opm_err(err, OPM_EINVAL, field, "expected an integer >= %lld, got %lld",
-                           (long long)ad->min_int, (long long)a->i);
     }
     return def->validate(op, err);
 }
