@@ -486,7 +486,9 @@ static void attr_text(const attr *a, char *buf, size_t cap)
     }
 }
 
-int opm_op_validate(const opm_op *op, opm_error *err)
+/* What opm_op_validate checks for every kind: tensor counts per role,
+ * attribute names, types and minimums. */
+static int validate_common(const opm_op *op, opm_error *err)
 {
     opm_error_clear(err);
     const opm_kind_def *def = op->def;
@@ -526,7 +528,13 @@ int opm_op_validate(const opm_op *op, opm_error *err)
             return opm_err(err, OPM_EINVAL, field, "expected %s, got %s", opm_attr_type_text(ad->type), got);
         }
     }
-    return def->validate(op, err);
+    return 0;
+}
+
+int opm_op_validate(const opm_op *op, opm_error *err)
+{
+    int rc = validate_common(op, err);
+    return rc ? rc : op->def->validate(op, err);
 }
 
 static int count_now(const opm_op *op, opm_counts *out, opm_error *err)
@@ -564,6 +572,17 @@ void opm_op_cache_counts(opm_op *op)
 
 int opm_op_finalize(opm_op *op, opm_error *err)
 {
+    /* A kind whose count() makes every check its validate() makes: a count
+     * that succeeds is a validation that succeeds, so the checks run once
+     * (the GEMM's dims are a third of a short-form line's build).  Anything
+     * that fails takes the path below, which says what validate says. */
+    if (opm_kind_count_validates(op->def) && validate_common(op, err) == 0) {
+        opm_error scratch;
+        if (count_now(op, &op->counts, &scratch) == 0) {
+            op->counts_ok = 1;
+            return 0;
+        }
+    }
     int rc = opm_op_validate(op, err);
     if (rc == 0) opm_op_cache_counts(op);
     return rc;

@@ -36,6 +36,14 @@ static const opm_kind_def *const kinds[OPM_KIND_COUNT] = {
 
 const opm_kind_def *opm_kind_def_get(opm_kind k) { return (unsigned)k < OPM_KIND_COUNT ? kinds[k] : NULL; }
 
+int opm_kind_count_validates(const opm_kind_def *def)
+{
+    /* gemm and batched_gemm: validate() is dims(), which count() calls
+     * first (src/ops/gemm.c).  A kind joins this list only when that holds
+     * for it; the others' validate() checks things count() does not (l2_warm). */
+    return def == &opm_kind_gemm || def == &opm_kind_batched_gemm;
+}
+
 const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key)
 {
     /* Every setter looks its key up here: the first byte rules most out. */

@@ -448,6 +448,8 @@ static int count(const opm_op *op, int batched, opm_counts *c, opm_error *err)
     return 0;
 }
 
+/* validate() is dims() and count() begins with it: see
+ * opm_kind_count_validates. */
 static int gemm_validate(const opm_op *op, opm_error *err) { gemm_dims g; return dims(op, 0, &g, err); }
 static int bgemm_validate(const opm_op *op, opm_error *err) { gemm_dims g; return dims(op, 1, &g, err); }
 static int gemm_count(const opm_op *op, opm_counts *c, opm_error *err) { return count(op, 0, c, err); }

@@ -39,6 +39,9 @@ int opm_op_append_attr(opm_op *op, const char *key, size_t key_len, const opm_at
 #define OPM_NO_ATTR ((size_t)-1)
 size_t opm_op_attr_index(const opm_op *op, const char *key);
 void opm_op_unset_at(opm_op *op, size_t i);
+/* 1 for a built-in kind whose count() runs every check of its validate()
+ * before counting (so opm_op_finalize need not run both), else 0. */
+int opm_kind_count_validates(const opm_kind_def *def);
 const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key);
 size_t opm_kind_attr_names(const opm_kind_def *def, const char **names, size_t cap);
 const char *opm_attr_type_text(opm_attr_type t);
