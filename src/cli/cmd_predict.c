@@ -1,9 +1,11 @@
 /* cmd_predict.c — `opmodel predict`: one op from a file, or a JSONL stream
  * of ops with one prediction per line (contract §3). */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cli.h"
 #include "io/io_internal.h"
 
@@ -101,6 +103,28 @@ static int next_line(line_reader *r, char **line, size_t *len)
     }
 }
 
+/* Writes what `out` holds to stdout; 0, or -1 on a write error.  Straight
+ * to the descriptor (after whatever stdio holds): a block through fwrite
+ * is copied once more into stdio's buffer. */
+static int flush_out(strbuf *out)
+{
+    const char *p = out->p;
+    size_t n = out->n;
+    out->n = 0;
+    if (!n) return 0;
+    if (fflush(stdout)) return -1;
+    while (n) {
+        ssize_t w = write(STDOUT_FILENO, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+enum { OUT_FLUSH_BYTES = 1 << 16 };
+
 static int run_batch(const char *path, const opm_model *model, const opm_hardware *hw, int table)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
@@ -111,8 +135,11 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
     line_reader reader = {.f = f};
     char *line;
     size_t len;
-    int lineno = 0, failed = 0, got;
+    int lineno = 0, failed = 0, got, wbad = 0;
+    /* JSON answers collect here and go out in blocks of about 64 KiB: one
+     * stdio call per block instead of one per line. */
     strbuf out = {0};
+    opm_op *op = NULL; /* one op, rebuilt line after line */
     while ((got = next_line(&reader, &line, &len)) > 0) {
         lineno++;
         while (len && line[len - 1] == '\r') len--;
@@ -122,19 +149,20 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
         opm_error err;
         opm_error_clear(&err);
         opm_profile p;
-        opm_op *op = opm_op_parse_json_line(line, len, source, lineno, &err);
+        op = opm_op_parse_json_line(line, len, source, lineno, op, &err);
         int rc = op ? opm_predict(model->name, op, hw, &p, &err) : 1;
-        out.n = 0;
         if (rc) {
             failed++;
             sb_printf(&out, "{\"line\": %d, \"error\": ", lineno);
             sb_json_string(&out, err.message);
-            sb_putc(&out, '}');
+            SB_LIT(&out, "}\n");
         } else if (table) {
+            wbad |= flush_out(&out);
             print_table(&p);
             putchar('\n');
         } else {
             opm_profile_write_json(&p, &out);
+            sb_putc(&out, '\n');
         }
         if (out.oom) {
             opm_op_free(op);
@@ -142,17 +170,15 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
             free(out.p);
             return cli_usage("out of memory");
         }
-        if (out.n) {
-            out.p[out.n++] = '\n';
-            fwrite(out.p, 1, out.n, stdout);
-        }
-        opm_op_free(op);
+        if (out.n >= OUT_FLUSH_BYTES) wbad |= flush_out(&out);
     }
+    wbad |= flush_out(&out);
+    opm_op_free(op);
     free(reader.buf);
     free(out.p);
     int bad = ferror(f);
     if (f != stdin) fclose(f);
-    if (fflush(stdout) || bad) return cli_usage("%s: I/O error", source);
+    if (fflush(stdout) || bad || wbad) return cli_usage("%s: I/O error", source);
     if (got == -1)
         return cli_usage("%s:%d: expected a line of at most %zu MiB (OPM_DOCUMENT_MAX_BYTES), got a longer one",
                          source, lineno + 1, OPM_DOCUMENT_MAX_BYTES >> 20);

@@ -18,8 +18,11 @@ typedef struct attr {
     size_t n;
 } attr;
 
+static const attr zero_attr;
+
 struct opm_op {
     char *name;
+    size_t name_cap;             /* bytes allocated for name (opm_op_reset reuses them) */
     opm_kind kind;
     const opm_kind_def *def;     /* the kind's table: built-in, or a registry's user kind */
     opm_phase phase;
@@ -60,6 +63,7 @@ opm_op *opm_op_new_def(const opm_kind_def *def, const char *name, opm_phase phas
         opm_err(err, OPM_ENOMEM, NULL, "out of memory");
         return NULL;
     }
+    op->name_cap = strlen(op->name) + 1;
     op->kind = def->kind;
     op->def = def;
     op->phase = phase;
@@ -74,11 +78,36 @@ opm_op *opm_op_new(const char *name, opm_kind kind, opm_phase phase, opm_error *
 
 static void attr_clear(attr *a)
 {
-    free(a->s);
-    free(a->ints);
+    /* Most attributes are numbers: no call for them. */
+    if (a->s) free(a->s);
+    if (a->ints) free(a->ints);
     a->s = NULL;
     a->ints = NULL;
     a->n = 0;
+}
+
+int opm_op_reset(opm_op *op, const opm_kind_def *def, const char *name, opm_phase phase, opm_error *err)
+{
+    opm_error_clear(err);
+    if (!def) return opm_err(err, OPM_EINVAL, "kind", "expected a known op kind");
+    if ((unsigned)phase >= OPM_PHASE_COUNT) return opm_err(err, OPM_EINVAL, "phase", "expected a known phase");
+    if (!name) name = def->name;
+    size_t n = strlen(name) + 1;
+    if (n > op->name_cap) {
+        char *p = realloc(op->name, n);
+        if (!p) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        op->name = p;
+        op->name_cap = n;
+    }
+    memcpy(op->name, name, n);
+    for (size_t i = 0; i < op->n_attrs; i++) attr_clear(&op->attrs[i]);
+    op->n_attrs = 0;
+    op->n_tensors = 0;
+    op->counts_ok = 0;
+    op->kind = def->kind;
+    op->def = def;
+    op->phase = phase;
+    return 0;
 }
 
 void opm_op_free(opm_op *op)
@@ -116,21 +145,26 @@ int opm_op_add_tensor(opm_op *op, opm_role role, const int64_t *shape, int rank,
         op->cap_tensors = cap;
     }
     opm_tensor *t = &op->tensors[op->n_tensors++];
-    memset(t, 0, sizeof *t);
+    /* A copy of a zero tensor, not memset: gcc makes the 96-byte memset a
+     * `rep stos`, whose start-up is most of a short-form line's tensor. */
+    static const opm_tensor zero_tensor;
+    *t = zero_tensor;
     t->role = role;
     t->dtype = dtype;
     t->rank = rank;
-    if (rank) memcpy(t->shape, shape, (size_t)rank * sizeof shape[0]);
+    /* at most OPM_MAX_RANK: a loop, not a memcpy of variable size (a `rep movs`) */
+    for (int d = 0; d < rank; d++) t->shape[d] = shape[d];
     if (layout) opm_strlcpy(t->layout, layout, sizeof t->layout);
     return 0;
 }
 
 static attr *find_attr(const opm_op *op, const char *key)
 {
-    /* Counting looks attributes up by name on every call: compare the first
-     * byte before paying for strcmp. */
+    /* Counting looks attributes up by name on every call: the first byte,
+     * then an inline compare (keys are a few bytes; a strcmp call costs
+     * more than the compare). */
     for (size_t i = 0; i < op->n_attrs; i++)
-        if (op->attrs[i].key[0] == key[0] && strcmp(op->attrs[i].key, key) == 0) return &op->attrs[i];
+        if (op->attrs[i].key[0] == key[0] && opm_str_equals(op->attrs[i].key, key)) return &op->attrs[i];
     return NULL;
 }
 
@@ -192,9 +226,45 @@ static attr *slot(opm_op *op, const char *key, opm_error *err)
         op->cap_attrs = cap;
     }
     a = &op->attrs[op->n_attrs++];
-    memset(a, 0, sizeof *a);
+    *a = zero_attr; /* not memset: see opm_op_add_tensor */
     opm_strlcpy(a->key, key, sizeof a->key);
     return a;
+}
+
+int opm_op_append_attr(opm_op *op, const char *key, size_t key_len, const opm_attr_value *v, opm_error *err)
+{
+    if (key_len >= sizeof op->attrs[0].key) return opm_err(err, OPM_EINVAL, NULL, "attribute names are at most 47 bytes");
+    if (op->n_attrs == op->cap_attrs) {
+        size_t cap = op->cap_attrs ? op->cap_attrs * 2 : 8;
+        attr *p = realloc(op->attrs, cap * sizeof *p);
+        if (!p) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        op->attrs = p;
+        op->cap_attrs = cap;
+    }
+    attr *a = &op->attrs[op->n_attrs];
+    *a = zero_attr; /* not memset: see opm_op_add_tensor */
+    memcpy(a->key, key, key_len);
+    a->key[key_len] = '\0';
+    a->type = v->type;
+    switch (v->type) {
+    case OPM_ATTR_BOOL: a->b = v->i != 0; break;
+    case OPM_ATTR_INT: a->i = v->i; break;
+    case OPM_ATTR_DOUBLE: a->d = v->d; break;
+    case OPM_ATTR_STRING:
+        if (!(a->s = malloc(v->n + 1))) return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        memcpy(a->s, v->s, v->n);
+        a->s[v->n] = '\0';
+        break;
+    case OPM_ATTR_INTS:
+        if (!(a->ints = malloc((v->n ? v->n : 1) * sizeof *a->ints)))
+            return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
+        if (v->n) memcpy(a->ints, v->ints, v->n * sizeof *a->ints);
+        a->n = v->n;
+        break;
+    }
+    op->n_attrs++;
+    op->counts_ok = 0;
+    return 0;
 }
 
 int opm_op_set_bool(opm_op *op, const char *key, int value, opm_error *err)
@@ -252,15 +322,27 @@ int opm_op_set_ints(opm_op *op, const char *key, const int64_t *values, size_t c
     return 0;
 }
 
+void opm_op_unset_at(opm_op *op, size_t i)
+{
+    if (i >= op->n_attrs) return;
+    attr *a = &op->attrs[i];
+    op->counts_ok = 0;
+    attr_clear(a);
+    memmove(a, a + 1, (op->n_attrs - i - 1) * sizeof *a);
+    op->n_attrs--;
+}
+
+size_t opm_op_attr_index(const opm_op *op, const char *key)
+{
+    const attr *a = find_attr(op, key);
+    return a ? (size_t)(a - op->attrs) : OPM_NO_ATTR;
+}
+
 int opm_op_unset(opm_op *op, const char *key)
 {
     attr *a = find_attr(op, key);
     if (!a) return 0;
-    op->counts_ok = 0;
-    attr_clear(a);
-    size_t idx = (size_t)(a - op->attrs);
-    memmove(a, a + 1, (op->n_attrs - idx - 1) * sizeof *a);
-    op->n_attrs--;
+    opm_op_unset_at(op, (size_t)(a - op->attrs));
     return 1;
 }
 
@@ -404,7 +486,9 @@ static void attr_text(const attr *a, char *buf, size_t cap)
     }
 }
 
-int opm_op_validate(const opm_op *op, opm_error *err)
+/* What opm_op_validate checks for every kind: tensor counts per role,
+ * attribute names, types and minimums. */
+static int validate_common(const opm_op *op, opm_error *err)
 {
     opm_error_clear(err);
     const opm_kind_def *def = op->def;
@@ -429,21 +513,28 @@ int opm_op_validate(const opm_op *op, opm_error *err)
     for (size_t i = 0; i < op->n_attrs; i++) {
         const attr *a = &op->attrs[i];
         const opm_attr_def *ad = opm_kind_find_attr(def, a->key);
-        char field[OPM_ERROR_FIELD_MAX];
-        snprintf(field, sizeof field, "attrs.%s", a->key);
         if (!ad) return unknown_attr(def, a->key, err);
         int okt = a->type == ad->type || (ad->type == OPM_ATTR_DOUBLE && a->type == OPM_ATTR_INT) ||
                   (ad->type == OPM_ATTR_INTS && a->type == OPM_ATTR_INT);
-        if (!okt) {
+        int low = okt && ad->type == OPM_ATTR_INT && ad->min_int > 0 && a->i < ad->min_int;
+        if (!okt || low) { /* the field's name only for the error: every line of a batch validates */
+            char field[OPM_ERROR_FIELD_MAX];
+            snprintf(field, sizeof field, "attrs.%s", a->key);
+            if (low)
+                return opm_err(err, OPM_EINVAL, field, "expected an integer >= %lld, got %lld",
+                               (long long)ad->min_int, (long long)a->i);
             char got[96];
             attr_text(a, got, sizeof got);
             return opm_err(err, OPM_EINVAL, field, "expected %s, got %s", opm_attr_type_text(ad->type), got);
         }
-        if (ad->type == OPM_ATTR_INT && ad->min_int > 0 && a->i < ad->min_int)
-            return opm_err(err, OPM_EINVAL, field, "expected an integer >= %lld, got %lld",
-                           (long long)ad->min_int, (long long)a->i);
     }
-    return def->validate(op, err);
+    return 0;
+}
+
+int opm_op_validate(const opm_op *op, opm_error *err)
+{
+    int rc = validate_common(op, err);
+    return rc ? rc : op->def->validate(op, err);
 }
 
 static int count_now(const opm_op *op, opm_counts *out, opm_error *err)
@@ -481,6 +572,17 @@ void opm_op_cache_counts(opm_op *op)
 
 int opm_op_finalize(opm_op *op, opm_error *err)
 {
+    /* A kind whose count() makes every check its validate() makes: a count
+     * that succeeds is a validation that succeeds, so the checks run once
+     * (the GEMM's dims are a third of a short-form line's build).  Anything
+     * that fails takes the path below, which says what validate says. */
+    if (opm_kind_count_validates(op->def) && validate_common(op, err) == 0) {
+        opm_error scratch;
+        if (count_now(op, &op->counts, &scratch) == 0) {
+            op->counts_ok = 1;
+            return 0;
+        }
+    }
     int rc = opm_op_validate(op, err);
     if (rc == 0) opm_op_cache_counts(op);
     return rc;

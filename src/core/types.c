@@ -21,8 +21,9 @@ const char *opm_dtype_name(opm_dtype dt)
 
 int opm_dtype_parse(const char *name, opm_dtype *out)
 {
+    /* The first byte before strcmp: every short-form line parses a dtype. */
     for (int i = 0; i < OPM_DTYPE_COUNT; i++)
-        if (strcmp(name, dtype_names[i]) == 0) { *out = (opm_dtype)i; return 0; }
+        if (name[0] == dtype_names[i][0] && strcmp(name, dtype_names[i]) == 0) { *out = (opm_dtype)i; return 0; }
     if (strcmp(name, "fp8") == 0) { *out = OPM_FP8_E4M3; return 0; }
     return -1;
 }

@@ -31,6 +31,11 @@ static int grow(strbuf *b, size_t extra)
     return 0;
 }
 
+char *sb_room(strbuf *b, size_t extra)
+{
+    return grow(b, extra) ? NULL : b->p + b->n;
+}
+
 void sb_putn(strbuf *b, const char *s, size_t n)
 {
     if (grow(b, n)) return;
@@ -86,13 +91,14 @@ void opm_format_double(double v, char *buf, size_t cap)
 
 /* Exact powers of ten up to 1e22; beyond that two multiplications, whose
  * rounding is far below the 12th digit. */
+static const double exact_p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
 static double pow10i(int k)
 {
-    static const double p[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     double r = 1;
-    while (k > 22) r *= p[22], k -= 22;
-    return r * p[k];
+    while (k > 22) r *= exact_p10[22], k -= 22;
+    return r * exact_p10[k];
 }
 
 static const char digit_pairs[201] =
@@ -113,14 +119,61 @@ static int dec_exp_estimate(double v)
     return t >= 0 ? t >> 18 : -((-t + (1 << 18) - 1) >> 18);
 }
 
-size_t opm_format_sig12(double v, char *buf)
+/* Twelve ASCII digits, the first at the lowest address: in a 128-bit
+ * integer on little-endian machines that have one (stores from registers,
+ * shifted to skip digits), else in bytes. */
+#if defined(__GNUC__) && defined(__SIZEOF_INT128__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define OPM_SWAR_DIGITS 1
+__extension__ typedef unsigned __int128 digits12;
+static inline void put_digits(char *dst, const digits12 *d, int skip)
 {
-    if (v == 0 || !isfinite(v)) {
-        strcpy(buf, v == 0 ? "0" : "null");
-        return v == 0 ? 1 : 4;
+    digits12 x = *d >> (8 * skip);
+    memcpy(dst, &x, 16);
+}
+#else
+#define OPM_SWAR_DIGITS 0
+typedef struct digits12 {
+    char c[32];
+} digits12;
+static inline void put_digits(char *dst, const digits12 *d, int skip) { memcpy(dst, d->c + skip, 16); }
+#endif
+
+/* The 8 decimal digits of v < 10^8 as byte values 0-9, the first digit in
+ * the lowest byte: the two halves of four digits divided at once in 32-bit
+ * lanes (by 100: x * 5243 >> 19, exact below 43699), then the four pairs
+ * in 16-bit lanes (by 10: y * 103 >> 10, exact below 179); no lane's
+ * product reaches the next lane. */
+static inline uint64_t digits8(uint32_t v)
+{
+    uint64_t x = (v / 10000) | (uint64_t)(v % 10000) << 32;
+    uint64_t h = (x * 5243 >> 19) & 0x0000007F0000007FULL;
+    uint64_t y = h | (x - 100 * h) << 16;
+    uint64_t t = (y * 103 >> 10) & 0x000F000F000F000FULL;
+    return t | (y - 10 * t) << 8;
+}
+
+/* digits8's second half for v < 10^4: four digit bytes. */
+static inline uint32_t digits4(uint32_t v)
+{
+    uint32_t y = v / 100 | (v % 100) << 16;
+    uint32_t t = (y * 103 >> 10) & 0x000F000FU;
+    return t | (y - 10 * t) << 8;
+}
+
+char *opm_put_sig12(char *o, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    if (!(bits << 1)) { /* either zero */
+        *o = '0';
+        return o + 1;
     }
-    char *o = buf;
-    if (v < 0) *o++ = '-', v = -v;
+    if ((bits >> 52 & 0x7ff) == 0x7ff) { /* not finite */
+        memcpy(o, "null", 4);
+        return o + 4;
+    }
+    if (bits >> 63) *o++ = '-', v = -v;
     /* The 12-digit mantissa m of v scaled by 10^(11-e), for the e that puts
      * it in [1e11, 1e12).  The estimate is floor(log10(v)) or one below;
      * from one below the first step always goes up (v >= 10^e makes m round
@@ -134,76 +187,175 @@ size_t opm_format_sig12(double v, char *buf)
                                        1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
                                        1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
         int up = e + 1;
-        if (v >= (up >= 0 ? pow10i(up) : neg[-up])) e = up;
+        if (v >= (up >= 0 ? exact_p10[up] : neg[-up])) e = up;
     }
-    uint64_t m;
-    for (int tries = 0;; tries++) {
-        int k = 11 - e;
-        double scaled = v;
-        for (; k > 280; k -= 100) scaled *= 1e100;
-        for (; k < -280; k += 100) scaled /= 1e100;
-        scaled = k >= 0 ? scaled * pow10i(k) : scaled / pow10i(-k);
-        /* round half away from zero, as llround: exact below 2^52 */
-        m = (uint64_t)(int64_t)(scaled + 0.5);
-        if (m >= 1000000000000ULL && tries < 3) e++;
-        else if (m < 100000000000ULL && tries < 3) e--;
-        else break;
+    /* The loop's first pass when 10^(11-e) is an exact power (most values):
+     * one multiplication or division, the same as the loop's. */
+    uint64_t m = 0;
+    int k0 = 11 - e;
+    if (k0 >= -22 && k0 <= 22)
+        m = (uint64_t)(int64_t)((k0 >= 0 ? v * exact_p10[k0] : v / exact_p10[-k0]) + 0.5);
+    if (m < 100000000000ULL || m >= 1000000000000ULL) {
+        for (int tries = 0;; tries++) {
+            int k = 11 - e;
+            double scaled = v;
+            for (; k > 280; k -= 100) scaled *= 1e100;
+            for (; k < -280; k += 100) scaled /= 1e100;
+            scaled = k >= 0 ? scaled * pow10i(k) : scaled / pow10i(-k);
+            /* round half away from zero, as llround: exact below 2^52 */
+            m = (uint64_t)(int64_t)(scaled + 0.5);
+            if (m >= 1000000000000ULL && tries < 3) e++;
+            else if (m < 100000000000ULL && tries < 3) e--;
+            else break;
+        }
     }
-    char dig[13];
+    /* The 12 digits (d) and nd, the count without trailing zeros (the
+     * first digit is never '0'). */
+    int nd;
+    digits12 d;
+#if OPM_SWAR_DIGITS
+    {
+        /* digits 0-3 and 4-11 as byte values, in order; the last non-zero
+         * byte of each gives nd */
+        uint64_t lo8 = digits8((uint32_t)(m % 100000000));
+        uint32_t hi4 = digits4((uint32_t)(m / 100000000));
+        nd = lo8 ? 12 - __builtin_clzll(lo8) / 8 : 4 - __builtin_clz(hi4) / 8;
+        d = (digits12)(lo8 + 0x3030303030303030ULL) << 32 | (hi4 + 0x30303030U);
+    }
+#else
     /* two halves of six digits in 32-bit arithmetic, three pairs each,
      * computed independently of one another */
+    memset(d.c + 12, '0', sizeof d.c - 12);
     uint32_t hi = (uint32_t)(m / 1000000), lo = (uint32_t)(m % 1000000);
-    memcpy(dig, digit_pairs + 2 * (hi / 10000), 2);
-    memcpy(dig + 2, digit_pairs + 2 * (hi / 100 % 100), 2);
-    memcpy(dig + 4, digit_pairs + 2 * (hi % 100), 2);
-    memcpy(dig + 6, digit_pairs + 2 * (lo / 10000), 2);
-    memcpy(dig + 8, digit_pairs + 2 * (lo / 100 % 100), 2);
-    memcpy(dig + 10, digit_pairs + 2 * (lo % 100), 2);
-    int nd = 12;
-    while (nd > 1 && dig[nd - 1] == '0') nd--;
-    if (e >= -4 && e < 12) { /* the %g rule at 12 digits */
-        if (e < 0) {
-            *o++ = '0', *o++ = '.';
-            for (int i = -1; i > e; i--) *o++ = '0';
-            memcpy(o, dig, (size_t)nd), o += nd;
-        } else {
-            for (int i = 0; i <= e; i++) *o++ = i < nd ? dig[i] : '0';
-            if (nd > e + 1) {
-                *o++ = '.';
-                memcpy(o, dig + e + 1, (size_t)(nd - e - 1)), o += nd - e - 1;
-            }
+    memcpy(d.c, digit_pairs + 2 * (hi / 10000), 2);
+    memcpy(d.c + 2, digit_pairs + 2 * (hi / 100 % 100), 2);
+    memcpy(d.c + 4, digit_pairs + 2 * (hi % 100), 2);
+    memcpy(d.c + 6, digit_pairs + 2 * (lo / 10000), 2);
+    memcpy(d.c + 8, digit_pairs + 2 * (lo / 100 % 100), 2);
+    memcpy(d.c + 10, digit_pairs + 2 * (lo % 100), 2);
+    nd = 12;
+    while (nd > 1 && d.c[nd - 1] == '0') nd--;
+#endif
+    /* The %g rule at 12 digits.  The digits go out 16 bytes at a time (the
+     * caller's room covers them); only the first ones count. */
+    if (e >= 0 && e < 12) {
+        put_digits(o, &d, 0); /* the integer part: e + 1 digits */
+        if (nd > e + 1) {
+            put_digits(o + e + 2, &d, e + 1);
+            o[e + 1] = '.';
+            return o + nd + 1;
         }
-        *o = '\0';
-        return (size_t)(o - buf);
+        return o + e + 1;
     }
-    *o++ = dig[0];
+    if (e < 0 && e >= -4) { /* 0.000ddd */
+        memcpy(o, "0.000", 5);
+        put_digits(o + 1 - e, &d, 0);
+        return o + 1 - e + nd;
+    }
+    put_digits(o, &d, 0);
     if (nd > 1) {
-        *o++ = '.';
-        memcpy(o, dig + 1, (size_t)(nd - 1)), o += nd - 1;
+        put_digits(o + 2, &d, 1);
+        o[1] = '.';
+        o += nd + 1;
+    } else {
+        o++;
     }
     /* "e%+03d" */
     *o++ = 'e';
     *o++ = e < 0 ? '-' : '+';
     unsigned ae = (unsigned)(e < 0 ? -e : e);
     if (ae >= 100) *o++ = (char)('0' + ae / 100);
-    *o++ = (char)('0' + ae / 10 % 10);
-    *o++ = (char)('0' + ae % 10);
-    *o = '\0';
-    return (size_t)(o - buf);
+    memcpy(o, digit_pairs + 2 * (ae % 100), 2);
+    return o + 2;
+}
+
+size_t opm_format_sig12(double v, char *buf)
+{
+    char tmp[OPM_PUT_NUM_ROOM];
+    size_t n = (size_t)(opm_put_sig12(tmp, v) - tmp);
+    memcpy(buf, tmp, n);
+    buf[n] = '\0';
+    return n;
+}
+
+char *opm_put_u64(char *o, uint64_t v)
+{
+    if (v < 10) {
+        *o = (char)('0' + v);
+        return o + 1;
+    }
+    static const uint64_t p10[20] = {1ULL,
+                                     10ULL,
+                                     100ULL,
+                                     1000ULL,
+                                     10000ULL,
+                                     100000ULL,
+                                     1000000ULL,
+                                     10000000ULL,
+                                     100000000ULL,
+                                     1000000000ULL,
+                                     10000000000ULL,
+                                     100000000000ULL,
+                                     1000000000000ULL,
+                                     10000000000000ULL,
+                                     100000000000000ULL,
+                                     1000000000000000ULL,
+                                     10000000000000000ULL,
+                                     100000000000000000ULL,
+                                     1000000000000000000ULL,
+                                     10000000000000000000ULL};
+    /* digits from the bit length: log10(2) ~ 1233 / 4096, one too many at
+     * most, which the table corrects */
+#if defined(__GNUC__)
+    int bits = 64 - __builtin_clzll(v);
+#else
+    int bits = 64;
+    for (uint64_t t = v; !(t >> 63); t <<= 1) bits--;
+#endif
+    int t = bits * 1233 >> 12;
+    int n = t + 1 - (v < p10[t]);
+#if OPM_SWAR_DIGITS
+    /* Up to 16 digits in one or two SWAR groups of 8, the leading zeros
+     * shifted out of the first. */
+    if (v < 100000000) {
+        uint64_t w = (digits8((uint32_t)v) + 0x3030303030303030ULL) >> (8 * (8 - n));
+        memcpy(o, &w, 8);
+        return o + n;
+    }
+    if (v < 10000000000000000ULL) {
+        uint64_t hi = (digits8((uint32_t)(v / 100000000)) + 0x3030303030303030ULL) >> (8 * (16 - n));
+        uint64_t lo = digits8((uint32_t)(v % 100000000)) + 0x3030303030303030ULL;
+        memcpy(o, &hi, 8);
+        memcpy(o + n - 8, &lo, 8);
+        return o + n;
+    }
+#endif
+    char *end = o + n;
+    char *q = end;
+    if (v >> 32) {
+        while (v >= 100) {
+            q -= 2;
+            memcpy(q, digit_pairs + 2 * (v % 100), 2);
+            v /= 100;
+        }
+    }
+    uint32_t w = (uint32_t)v; /* below 2^32 now: 32-bit division is cheaper */
+    while (w >= 100) {
+        q -= 2;
+        memcpy(q, digit_pairs + 2 * (w % 100), 2);
+        w /= 100;
+    }
+    if (w >= 10) memcpy(q - 2, digit_pairs + 2 * w, 2);
+    else q[-1] = (char)('0' + w);
+    return end;
 }
 
 void sb_num(strbuf *b, double v)
 {
-    char buf[48];
-    size_t n = opm_format_sig12(v, buf);
-    /* at most 19 bytes: a fixed-size copy when there is room */
-    if (!b->oom && b->n + 32 < b->cap) {
-        memcpy(b->p + b->n, buf, 32);
-        b->n += n;
-        b->p[b->n] = '\0';
-    } else {
-        sb_putn(b, buf, n);
-    }
+    char *o = sb_room(b, OPM_PUT_NUM_ROOM);
+    if (!o) return;
+    b->n = (size_t)(opm_put_sig12(o, v) - b->p);
+    b->p[b->n] = '\0';
 }
 
 void sb_double(strbuf *b, double v)
@@ -215,28 +367,10 @@ void sb_double(strbuf *b, double v)
 
 void sb_u64(strbuf *b, uint64_t v)
 {
-    char buf[48];
-    int i = 24;
-    while (v >= 100) {
-        i -= 2;
-        memcpy(buf + i, digit_pairs + 2 * (v % 100), 2);
-        v /= 100;
-    }
-    if (v >= 10) {
-        i -= 2;
-        memcpy(buf + i, digit_pairs + 2 * v, 2);
-    } else {
-        buf[--i] = (char)('0' + v);
-    }
-    size_t n = 24 - (size_t)i;
-    /* at most 20 digits: a fixed-size copy when there is room */
-    if (!b->oom && b->n + 24 < b->cap) {
-        memcpy(b->p + b->n, buf + i, 24);
-        b->n += n;
-        b->p[b->n] = '\0';
-    } else {
-        sb_putn(b, buf + i, n);
-    }
+    char *o = sb_room(b, OPM_PUT_NUM_ROOM);
+    if (!o) return;
+    b->n = (size_t)(opm_put_u64(o, v) - b->p);
+    b->p[b->n] = '\0';
 }
 
 void sb_csv_field(strbuf *b, const char *s)
@@ -255,49 +389,88 @@ void sb_csv_field(strbuf *b, const char *s)
     sb_putc(b, '"');
 }
 
-void sb_json_string(strbuf *b, const char *s)
+/* 1 for the bytes a JSON string holds as they are: printable ASCII but the
+ * quote and the backslash. */
+static const unsigned char json_plain[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* From the first byte of s[0..n) that json_plain does not pass: escapes,
+ * well-formed UTF-8 as is, other bytes as U+FFFD, up to a NUL or n. */
+static char *json_escape_tail(char *o, const unsigned char *s, size_t n)
 {
-    /* Most strings (names, models, hardware) need no escape: one copy. */
-    size_t plain = 0;
-    for (unsigned char c; (c = (unsigned char)s[plain]) >= 0x20 && c < 0x80 && c != '"' && c != '\\';) plain++;
-    if (!s[plain]) {
-        if (grow(b, plain + 2)) return;
-        b->p[b->n++] = '"';
-        memcpy(b->p + b->n, s, plain);
-        b->n += plain;
-        b->p[b->n++] = '"';
-        b->p[b->n] = '\0';
-        return;
-    }
-    sb_putc(b, '"');
-    const char *run = s;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') continue;
-        if (c >= 0x80) {
-            size_t n = opm_utf8_seq((const unsigned char *)s);
-            if (n) {
-                s += n - 1;
-                continue;
-            }
-            sb_putn(b, run, (size_t)(s - run));
-            sb_puts(b, "\xEF\xBF\xBD");
-            run = s + 1;
+    static const char hex[] = "0123456789abcdef";
+    for (size_t i = 0; i < n && s[i]; i++) {
+        unsigned char c = s[i];
+        if (json_plain[c]) {
+            *o++ = (char)c;
             continue;
         }
-        sb_putn(b, run, (size_t)(s - run));
-        switch (c) {
-        case '"': sb_puts(b, "\\\""); break;
-        case '\\': sb_puts(b, "\\\\"); break;
-        case '\n': sb_puts(b, "\\n"); break;
-        case '\t': sb_puts(b, "\\t"); break;
-        case '\r': sb_puts(b, "\\r"); break;
-        default: sb_printf(b, "\\u%04x", c); break;
+        if (c >= 0x80) {
+            size_t k = opm_utf8_seq(s + i);
+            if (k && k <= n - i) {
+                memcpy(o, s + i, k);
+                o += k;
+                i += k - 1;
+            } else {
+                memcpy(o, "\xEF\xBF\xBD", 3);
+                o += 3;
+            }
+            continue;
         }
-        run = s + 1;
+        *o++ = '\\';
+        switch (c) {
+        case '"': *o++ = '"'; break;
+        case '\\': *o++ = '\\'; break;
+        case '\n': *o++ = 'n'; break;
+        case '\t': *o++ = 't'; break;
+        case '\r': *o++ = 'r'; break;
+        default:
+            memcpy(o, "u00", 3);
+            o[3] = hex[c >> 4];
+            o[4] = hex[c & 15];
+            o += 5;
+            break;
+        }
     }
-    sb_putn(b, run, (size_t)(s - run));
-    sb_putc(b, '"');
+    return o;
+}
+
+char *opm_put_json_string(char *o, const char *str, size_t cap)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    *o++ = '"';
+    /* Most strings (names, models, hardware, diagnostics) need no escape. */
+    size_t i = 0;
+    for (; i < cap && json_plain[s[i]]; i++) o[i] = (char)s[i];
+    o += i;
+    if (i < cap && s[i]) o = json_escape_tail(o, s + i, cap - i);
+    *o++ = '"';
+    return o;
+}
+
+void sb_json_string(strbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    char *o = sb_room(b, OPM_JSON_STRING_ROOM(n));
+    if (!o) return;
+    b->n = (size_t)(opm_put_json_string(o, s, n) - b->p);
+    b->p[b->n] = '\0';
 }
 
 int doc_emit_json(const doc_node *n, strbuf *b)

@@ -19,6 +19,10 @@ typedef struct strbuf {
 } strbuf;
 
 void sb_putn(strbuf *b, const char *s, size_t n);
+/* Where the next bytes go, with room for `extra` of them and a NUL (the
+ * buffer grows as needed); NULL when out of memory.  For writers that fill
+ * the room directly and then set b->n. */
+char *sb_room(strbuf *b, size_t extra);
 /* sb_putn without the call when the bytes fit: the batch path writes a few
  * dozen pieces per line. */
 static inline void sb_putn_inline(strbuf *b, const char *s, size_t n)
@@ -45,6 +49,20 @@ void sb_u64(strbuf *b, uint64_t v);
 void sb_num(strbuf *b, double v);
 /* Writes sb_num's text into buf (at least 32 bytes); returns its length. */
 size_t opm_format_sig12(double v, char *buf);
+/* Raw writers for room the caller holds (sb_room): each writes its text at
+ * o and returns its end.  The number writers need OPM_PUT_NUM_ROOM bytes of
+ * room (they store fixed-size pieces; bytes past the end returned are
+ * scratch); opm_put_json_string needs OPM_JSON_STRING_ROOM(cap). */
+#define OPM_PUT_NUM_ROOM 32
+/* sb_num's text. */
+char *opm_put_sig12(char *o, double v);
+/* v in decimal. */
+char *opm_put_u64(char *o, uint64_t v);
+/* sb_json_string's text of s: up to its NUL or cap bytes, whichever comes
+ * first. */
+char *opm_put_json_string(char *o, const char *s, size_t cap);
+/* Every byte escaped as \u00XX at worst, and the quotes. */
+#define OPM_JSON_STRING_ROOM(cap) (6 * (cap) + 2)
 /* A JSON string literal, escaped.  Bytes that are not well-formed UTF-8
  * become U+FFFD, so the output is valid JSON whatever the input bytes
  * (names from profiler traces can hold anything). */
@@ -77,8 +95,11 @@ int doc_emit_yaml(const doc_node *n, strbuf *b);
 opm_op *opm_op_from_doc(const doc *d, opm_error *err);
 /* One JSONL line (`predict --batch`): the same op, or the same error, as
  * opm_op_parse_string(text, len, OPM_FORMAT_JSON, source, line, err), faster
- * for flat short forms (op_line.c). */
-opm_op *opm_op_parse_json_line(const char *text, size_t len, const char *source, int line, opm_error *err);
+ * for flat short forms (op_line.c).  reuse (NULL, or the op an earlier call
+ * returned) is taken over: rebuilt in place and returned when the line
+ * allows, else freed, so a reader of many lines allocates once. */
+opm_op *opm_op_parse_json_line(const char *text, size_t len, const char *source, int line, opm_op *reuse,
+                               opm_error *err);
 opm_format opm_guess_format(const char *text, size_t len);
 opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err);
 /* Builds the tree an op is written as. */

@@ -91,76 +91,102 @@ char *opm_op_to_text(const opm_op *op, opm_format format, opm_error *err)
     return b.p;
 }
 
+/* A string literal at o. */
+#define PUT_LIT(o, lit) (memcpy((o), "" lit, sizeof(lit) - 1), (o) += sizeof(lit) - 1)
+
+/* A short name the library chose (kind, phase, engine, bound, level): no
+ * escapes; at most cap bytes. */
+static char *put_plain(char *o, const char *s, size_t cap)
+{
+    size_t i = 0;
+    for (; i < cap && s[i]; i++) o[i] = s[i];
+    return o + i;
+}
+
 void opm_profile_write_json(const opm_profile *p, strbuf *b)
 {
-    SB_LIT(b, "{\"name\": ");
-    sb_json_string(b, p->name);
-    SB_LIT(b, ", \"kind\": \"");
-    sb_puts(b, opm_kind_name(p->kind));
-    SB_LIT(b, "\", \"phase\": \"");
-    sb_puts(b, opm_phase_name(p->phase));
-    SB_LIT(b, "\", \"model\": ");
-    sb_json_string(b, p->model);
-    SB_LIT(b, ", \"hardware\": ");
-    sb_json_string(b, p->hardware);
-    SB_LIT(b, ", \"latency_s\": ");
-    sb_num(b, p->latency_s);
-    SB_LIT(b, ", \"flops\": ");
-    sb_u64(b, p->flops);
-    SB_LIT(b, ", \"engine\": \"");
-    sb_puts(b, opm_engine_name(p->engine));
-    SB_LIT(b, "\", \"bound\": \"");
-    sb_puts(b, opm_bound_name(p->bound));
-    SB_LIT(b, "\", \"arithmetic_intensity\": ");
-    sb_num(b, p->arithmetic_intensity);
-    SB_LIT(b, ", \"memory_access\": {");
-    for (size_t i = 0; i < p->level_count; i++) {
-        sb_puts(b, i ? ", \"" : "\"");
-        sb_puts(b, p->levels[i].name);
-        SB_LIT(b, "\": {\"read_bytes\": ");
-        sb_u64(b, p->levels[i].read_bytes);
-        SB_LIT(b, ", \"write_bytes\": ");
-        sb_u64(b, p->levels[i].write_bytes);
-        sb_putc(b, '}');
+    /* Every piece has a bound (the profile's strings are fixed arrays), so
+     * the room is reserved once and the pieces are written without a
+     * check each: this runs once per line of `predict --batch`. */
+    size_t nl = p->level_count < OPM_MAX_LEVELS ? p->level_count : OPM_MAX_LEVELS;
+    size_t nd = p->diag_count < OPM_MAX_DIAGS ? p->diag_count : OPM_MAX_DIAGS;
+    enum { NAME = sizeof p->levels[0].name, KEY = sizeof p->diags[0].key, TEXT = sizeof p->diags[0].text };
+    size_t room = 2048 + OPM_JSON_STRING_ROOM(sizeof p->name) + OPM_JSON_STRING_ROOM(sizeof p->model) +
+                  OPM_JSON_STRING_ROOM(sizeof p->hardware) + nl * (2 * NAME + 128 + 4 * OPM_PUT_NUM_ROOM) +
+                  nd * (OPM_JSON_STRING_ROOM(KEY) + OPM_JSON_STRING_ROOM(TEXT) + OPM_PUT_NUM_ROOM + 8);
+    char *o = sb_room(b, room);
+    if (!o) return;
+    PUT_LIT(o, "{\"name\": ");
+    o = opm_put_json_string(o, p->name, sizeof p->name);
+    PUT_LIT(o, ", \"kind\": \"");
+    o = put_plain(o, opm_kind_name(p->kind), 64);
+    PUT_LIT(o, "\", \"phase\": \"");
+    o = put_plain(o, opm_phase_name(p->phase), 64);
+    PUT_LIT(o, "\", \"model\": ");
+    o = opm_put_json_string(o, p->model, sizeof p->model);
+    PUT_LIT(o, ", \"hardware\": ");
+    o = opm_put_json_string(o, p->hardware, sizeof p->hardware);
+    PUT_LIT(o, ", \"latency_s\": ");
+    o = opm_put_sig12(o, p->latency_s);
+    PUT_LIT(o, ", \"flops\": ");
+    o = opm_put_u64(o, p->flops);
+    PUT_LIT(o, ", \"engine\": \"");
+    o = put_plain(o, opm_engine_name(p->engine), 64);
+    PUT_LIT(o, "\", \"bound\": \"");
+    o = put_plain(o, opm_bound_name(p->bound), 64);
+    PUT_LIT(o, "\", \"arithmetic_intensity\": ");
+    o = opm_put_sig12(o, p->arithmetic_intensity);
+    PUT_LIT(o, ", \"memory_access\": {");
+    for (size_t i = 0; i < nl; i++) {
+        if (i) PUT_LIT(o, ", ");
+        *o++ = '"';
+        o = put_plain(o, p->levels[i].name, NAME);
+        PUT_LIT(o, "\": {\"read_bytes\": ");
+        o = opm_put_u64(o, p->levels[i].read_bytes);
+        PUT_LIT(o, ", \"write_bytes\": ");
+        o = opm_put_u64(o, p->levels[i].write_bytes);
+        *o++ = '}';
     }
-    SB_LIT(b, "}, \"footprint\": {\"input_bytes\": ");
-    sb_u64(b, p->input_bytes);
-    SB_LIT(b, ", \"weight_bytes\": ");
-    sb_u64(b, p->weight_bytes);
-    SB_LIT(b, ", \"output_bytes\": ");
-    sb_u64(b, p->output_bytes);
-    SB_LIT(b, ", \"workspace_bytes\": ");
-    sb_u64(b, p->workspace_bytes);
-    SB_LIT(b, "}, \"energy_j\": ");
-    sb_num(b, p->energy_j);
-    SB_LIT(b, ", \"energy_breakdown\": {\"compute_j\": ");
-    sb_num(b, p->compute_energy_j);
-    for (size_t i = 0; i < p->level_count; i++) {
-        SB_LIT(b, ", \"");
-        sb_puts(b, p->levels[i].name);
-        SB_LIT(b, "_j\": ");
-        sb_num(b, p->levels[i].energy_j);
+    PUT_LIT(o, "}, \"footprint\": {\"input_bytes\": ");
+    o = opm_put_u64(o, p->input_bytes);
+    PUT_LIT(o, ", \"weight_bytes\": ");
+    o = opm_put_u64(o, p->weight_bytes);
+    PUT_LIT(o, ", \"output_bytes\": ");
+    o = opm_put_u64(o, p->output_bytes);
+    PUT_LIT(o, ", \"workspace_bytes\": ");
+    o = opm_put_u64(o, p->workspace_bytes);
+    PUT_LIT(o, "}, \"energy_j\": ");
+    o = opm_put_sig12(o, p->energy_j);
+    PUT_LIT(o, ", \"energy_breakdown\": {\"compute_j\": ");
+    o = opm_put_sig12(o, p->compute_energy_j);
+    for (size_t i = 0; i < nl; i++) {
+        PUT_LIT(o, ", \"");
+        o = put_plain(o, p->levels[i].name, NAME);
+        PUT_LIT(o, "_j\": ");
+        o = opm_put_sig12(o, p->levels[i].energy_j);
     }
-    SB_LIT(b, ", \"static_j\": ");
-    sb_num(b, p->static_energy_j);
-    SB_LIT(b, "}, \"average_power_w\": ");
-    sb_num(b, p->average_power_w);
-    SB_LIT(b, ", \"diagnostics\": {");
-    for (size_t i = 0; i < p->diag_count; i++) {
+    PUT_LIT(o, ", \"static_j\": ");
+    o = opm_put_sig12(o, p->static_energy_j);
+    PUT_LIT(o, "}, \"average_power_w\": ");
+    o = opm_put_sig12(o, p->average_power_w);
+    PUT_LIT(o, ", \"diagnostics\": {");
+    for (size_t i = 0; i < nd; i++) {
         const opm_diag *dg = &p->diags[i];
-        if (i) SB_LIT(b, ", ");
-        sb_json_string(b, dg->key);
-        SB_LIT(b, ": ");
-        if (dg->is_text) sb_json_string(b, dg->text);
-        else sb_num(b, dg->number);
+        if (i) PUT_LIT(o, ", ");
+        o = opm_put_json_string(o, dg->key, KEY);
+        PUT_LIT(o, ": ");
+        if (dg->is_text) o = opm_put_json_string(o, dg->text, TEXT);
+        else o = opm_put_sig12(o, dg->number);
     }
     /* fell_back: the requested model left this op to the roofline;
      * diagnostics_dropped: diagnostics past the profile's capacity. */
-    if (p->fell_back) SB_LIT(b, "}, \"fell_back\": true");
-    else SB_LIT(b, "}, \"fell_back\": false");
-    SB_LIT(b, ", \"diagnostics_dropped\": ");
-    sb_u64(b, p->diags_dropped);
-    sb_putc(b, '}');
+    if (p->fell_back) PUT_LIT(o, "}, \"fell_back\": true");
+    else PUT_LIT(o, "}, \"fell_back\": false");
+    PUT_LIT(o, ", \"diagnostics_dropped\": ");
+    o = opm_put_u64(o, p->diags_dropped);
+    *o++ = '}';
+    b->n = (size_t)(o - b->p);
+    b->p[b->n] = '\0';
 }
 
 char *opm_profile_to_json(const opm_profile *p, opm_error *err)

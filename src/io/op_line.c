@@ -39,20 +39,40 @@ typedef struct scan {
 
 static void ws(scan *s)
 {
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n')) s->p++;
+    /* Most calls find no space or one: the bytes above ' ' leave at once. */
+    while (s->p < s->end && (unsigned char)*s->p <= ' ' &&
+           (*s->p == ' ' || *s->p == '\t' || *s->p == '\r' || *s->p == '\n'))
+        s->p++;
 }
+
+/* 1 for the bytes a string keeps in the fast path: printable ASCII without
+ * the quote, the backslash and DEL. */
+static const unsigned char str_byte[256] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
 
 /* A string of printable ASCII without escapes; its text stays in the line. */
 static int str(scan *s, const char **out, size_t *len)
 {
     if (s->p >= s->end || *s->p != '"') return -1;
     const char *b = ++s->p;
-    while (s->p < s->end && *s->p != '"') {
-        unsigned char c = (unsigned char)*s->p;
-        if (c < 0x20 || c > 0x7e || c == '\\') return -1;
-        s->p++;
-    }
-    if (s->p >= s->end || s->p - b > MAX_TEXT) return -1;
+    while (s->p < s->end && str_byte[(unsigned char)*s->p]) s->p++;
+    if (s->p >= s->end || *s->p != '"' || s->p - b > MAX_TEXT) return -1;
     *out = b;
     *len = (size_t)(s->p - b);
     s->p++;
@@ -154,6 +174,15 @@ static int value(scan *s, pair *v)
     return integer(s, &v->i);
 }
 
+/* a[0..na) == b[0..nb), inline: keys are a few bytes. */
+static int same_text(const char *a, size_t na, const char *b, size_t nb)
+{
+    if (na != nb) return 0;
+    for (size_t i = 0; i < na; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
 static int scan_line(scan *s)
 {
     ws(s);
@@ -166,7 +195,7 @@ static int scan_line(scan *s)
         pair *v = &s->pairs[s->n_pairs];
         if (str(s, &v->key, &v->key_len)) return -1;
         for (size_t i = 0; i < s->n_pairs; i++)
-            if (s->pairs[i].key_len == v->key_len && !memcmp(s->pairs[i].key, v->key, v->key_len)) return -1;
+            if (same_text(s->pairs[i].key, s->pairs[i].key_len, v->key, v->key_len)) return -1;
         ws(s);
         if (s->p >= s->end || *s->p++ != ':') return -1;
         ws(s);
@@ -184,21 +213,27 @@ static int scan_line(scan *s)
     return s->p == s->end ? 0 : -1;
 }
 
-static int key_is(const pair *v, const char *k)
+#define key_is(v, lit) same_text((v)->key, (v)->key_len, "" lit, sizeof(lit) - 1)
+
+/* The NUL-terminated k equals key[0..n). */
+static int key_eq(const char *k, const char *key, size_t n)
 {
-    size_t n = strlen(k);
-    return v->key_len == n && !memcmp(v->key, k, n);
+    for (size_t i = 0; i < n; i++)
+        if (k[i] != key[i]) return 0; /* a shorter k stops at its NUL */
+    return k[n] == '\0';
 }
 
-static int in_defs(const char *key, const opm_attr_def *defs)
+static int in_defs(const char *key, size_t n, const opm_attr_def *defs)
 {
     for (const opm_attr_def *a = defs; a && a->key; a++)
-        if (a->key[0] == key[0] && strcmp(a->key, key) == 0) return 1;
+        if (a->key[0] == key[0] && key_eq(a->key, key, n)) return 1;
     return 0;
 }
 
-/* The op of a scanned line, or NULL when the careful path must decide. */
-static opm_op *build(const scan *s)
+/* The op of a scanned line, or NULL when the careful path must decide.
+ * reuse, when given, is rebuilt (and returned) instead of a new op; on
+ * NULL it is left to the caller. */
+static opm_op *build(const scan *s, opm_op *reuse)
 {
     const pair *kind_p = NULL, *name_p = NULL, *phase_p = NULL;
     for (size_t i = 0; i < s->n_pairs; i++) {
@@ -214,10 +249,8 @@ static opm_op *build(const scan *s)
     char text[MAX_TEXT + 1];
     opm_kind kind;
     opm_phase phase = OPM_PHASE_INFERENCE;
-    memcpy(text, kind_p->s, kind_p->s_len);
-    text[kind_p->s_len] = '\0';
     for (kind = 0; kind < OPM_KIND_COUNT; kind++) /* canonical names only, as opm_op_from_doc */
-        if (opm_kind_name(kind)[0] == text[0] && !strcmp(opm_kind_name(kind), text)) break;
+        if (key_eq(opm_kind_name(kind), kind_p->s, kind_p->s_len)) break;
     if (kind == OPM_KIND_COUNT) return NULL;
     if (phase_p) {
         memcpy(text, phase_p->s, phase_p->s_len);
@@ -231,52 +264,63 @@ static opm_op *build(const scan *s)
         text[name_p->s_len] = '\0';
     }
     opm_error scratch;
-    opm_op *op = opm_op_new(name_p ? text : opm_kind_name(kind), kind, phase, &scratch);
-    if (!op) return NULL;
+    const char *name = name_p ? text : opm_kind_name(kind);
+    opm_op *op = reuse;
+    if (reuse ? opm_op_reset(reuse, def, name, phase, &scratch) != 0
+              : !(op = opm_op_new(name, kind, phase, &scratch)))
+        return NULL;
     for (size_t i = 0; i < s->n_pairs; i++) {
         const pair *v = &s->pairs[i];
         if (v == kind_p || v == name_p || v == phase_p) continue;
-        char key[64];
-        if (v->key_len >= sizeof key - 8) goto fail;
-        memcpy(key, v->key, v->key_len);
-        key[v->key_len] = '\0';
-        if (strcmp(key, "dtype") && strcmp(key, "out_dtype") && !in_defs(key, def->short_keys) &&
-            !in_defs(key, def->attrs))
+        /* The setters' key check: the kind's short-form keys, dtype,
+         * out_dtype and its attributes (repeats are refused by the scan). */
+        if (!key_is(v, "dtype") && !key_is(v, "out_dtype") && !in_defs(v->key, v->key_len, def->short_keys) &&
+            !in_defs(v->key, v->key_len, def->attrs))
             goto fail;
+        if (v->key_len >= 48) goto fail; /* the setters' limit: the careful path says so */
+        /* The fields each type reads, no more: a {0} initializer here is
+         * a `rep stos` per attribute. */
+        opm_attr_value a;
         int rc = 0;
         switch (v->type) {
         case V_STRING:
-            memcpy(text, v->s, v->s_len);
-            text[v->s_len] = '\0';
-            rc = opm_op_set_string(op, key, text, &scratch);
+            a.type = OPM_ATTR_STRING;
+            a.s = v->s;
+            a.n = v->s_len;
             break;
-        case V_INT: rc = opm_op_set_int(op, key, v->i, &scratch); break;
-        case V_BOOL: rc = opm_op_set_bool(op, key, (int)v->i, &scratch); break;
-        case V_INTS: rc = opm_op_set_ints(op, key, s->ints + v->first, v->count, &scratch); break;
+        case V_INT: a.type = OPM_ATTR_INT, a.i = v->i; break;
+        case V_BOOL: a.type = OPM_ATTR_BOOL, a.i = v->i; break;
+        case V_INTS: a.type = OPM_ATTR_INTS, a.ints = s->ints + v->first, a.n = v->count; break;
         case V_LISTS:
             for (size_t j = 0; j < v->count && !rc; j++) {
                 char sub[80];
                 size_t l = v->first + j, n = v->key_len;
-                memcpy(sub, key, n);
+                memcpy(sub, v->key, n);
                 sub[n++] = '[';
                 if (j >= 10) sub[n++] = (char)('0' + j / 10);
                 sub[n++] = (char)('0' + j % 10);
                 sub[n++] = ']';
-                sub[n] = '\0';
-                rc = opm_op_set_ints(op, sub, s->ints + s->list_first[l], s->list_count[l], &scratch);
+                if (n >= 48) goto fail;
+                opm_attr_value e;
+                e.type = OPM_ATTR_INTS;
+                e.ints = s->ints + s->list_first[l];
+                e.n = s->list_count[l];
+                rc = opm_op_append_attr(op, sub, n, &e, &scratch);
             }
-            break;
+            if (rc) goto fail;
+            continue;
         }
-        if (rc) goto fail;
+        if (opm_op_append_attr(op, v->key, v->key_len, &a, &scratch)) goto fail;
     }
     if (def->from_short(op, &scratch) || opm_op_finalize(op, &scratch)) goto fail;
     return op;
 fail:
-    opm_op_free(op);
+    if (op != reuse) opm_op_free(op);
     return NULL;
 }
 
-opm_op *opm_op_parse_json_line(const char *text, size_t len, const char *source, int line, opm_error *err)
+opm_op *opm_op_parse_json_line(const char *text, size_t len, const char *source, int line, opm_op *reuse,
+                               opm_error *err)
 {
     if (len <= 4096) {
         scan s;
@@ -284,12 +328,13 @@ opm_op *opm_op_parse_json_line(const char *text, size_t len, const char *source,
         s.end = text + len;
         s.n_pairs = s.n_ints = s.n_lists = 0;
         if (scan_line(&s) == 0) {
-            opm_op *op = build(&s);
+            opm_op *op = build(&s, reuse);
             if (op) {
                 opm_error_clear(err);
                 return op;
             }
         }
     }
+    opm_op_free(reuse);
     return opm_op_parse_string(text, len, OPM_FORMAT_JSON, source, line, err);
 }

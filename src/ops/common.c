@@ -36,6 +36,14 @@ static const opm_kind_def *const kinds[OPM_KIND_COUNT] = {
 
 const opm_kind_def *opm_kind_def_get(opm_kind k) { return (unsigned)k < OPM_KIND_COUNT ? kinds[k] : NULL; }
 
+int opm_kind_count_validates(const opm_kind_def *def)
+{
+    /* gemm and batched_gemm: validate() is dims(), which count() calls
+     * first (src/ops/gemm.c).  A kind joins this list only when that holds
+     * for it; the others' validate() checks things count() does not (l2_warm). */
+    return def == &opm_kind_gemm || def == &opm_kind_batched_gemm;
+}
+
 const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key)
 {
     /* Every setter looks its key up here: the first byte rules most out. */
@@ -139,15 +147,13 @@ int opm_short_int(opm_op *op, const char *key, int required, int64_t dflt, int64
                   opm_error *err)
 {
     /* The common case in one lookup: a positive integer attribute. */
-    for (size_t i = 0, n = opm_op_attr_count(op); i < n; i++)
-        if (strcmp(opm_op_attr_key(op, i), key) == 0) {
-            int64_t v = opm_op_attr_int_at(op, i, 0);
-            if (opm_op_attr_type(op, i) != OPM_ATTR_INT || v <= 0) break; /* the checks below say why */
-            *out = v;
-            opm_op_unset(op, key);
-            return 0;
-        }
-    if (!opm_op_has(op, key)) {
+    size_t i = opm_op_attr_index(op, key);
+    if (i != OPM_NO_ATTR && opm_op_attr_type(op, i) == OPM_ATTR_INT && opm_op_attr_int_at(op, i, 0) > 0) {
+        *out = opm_op_attr_int_at(op, i, 0);
+        opm_op_unset_at(op, i);
+        return 0;
+    }
+    if (i == OPM_NO_ATTR) {
         if (required)
             return opm_err(err, OPM_EINVAL, key, "missing; the short form of %s needs it",
                            opm_kind_name(opm_op_kind(op)));
@@ -174,8 +180,9 @@ int opm_short_int(opm_op *op, const char *key, int required, int64_t dflt, int64
 
 int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *out, opm_error *err)
 {
-    if (!opm_op_has(op, key)) { *out = dflt; return 0; }
-    const char *s = opm_op_get_string(op, key, NULL);
+    size_t i = opm_op_attr_index(op, key);
+    if (i == OPM_NO_ATTR) { *out = dflt; return 0; }
+    const char *s = opm_op_attr_string_at(op, i, NULL);
     if (!s || opm_dtype_parse(s, out)) {
         const char *hint = s ? opm_closest(s, opm_dtype_name_list) : NULL;
         char got[96] = "";
@@ -184,7 +191,7 @@ int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *
                        "expected a dtype (fp64 fp32 tf32 fp16 bf16 fp8_e4m3 fp8_e5m2 int8 int4 fp4_e2m1 int32 int64 bool)%s%s%s%s",
                        got, hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
     }
-    opm_op_unset(op, key);
+    opm_op_unset_at(op, i);
     return 0;
 }
 

@@ -12,6 +12,7 @@
  *             add, sub, neg, copy, cast) every input; writes one gradient per
  *             input at that input's shape (a broadcast input's is reduced). */
 #include <stdio.h>
+#include <string.h>
 #include "flop_weights.h"
 #include "kind.h"
 
@@ -124,6 +125,20 @@ static int gated_one_input(opm_op *op, int n_inputs)
     return w && w->gated && n_inputs == 1;
 }
 
+/* "inputs[i]" into key (at least 32 bytes), without snprintf: the short
+ * form reads one per input on every line of a batch. */
+static void input_key(char *key, size_t i)
+{
+    char d[24];
+    size_t n = 0;
+    do d[n++] = (char)('0' + i % 10), i /= 10;
+    while (i);
+    memcpy(key, "inputs[", 7);
+    for (size_t j = 0; j < n; j++) key[7 + j] = d[n - 1 - j];
+    key[7 + n] = ']';
+    key[8 + n] = '\0';
+}
+
 static int from_short(opm_op *op, opm_error *err)
 {
     opm_dtype dt, odt;
@@ -141,10 +156,11 @@ static int from_short(opm_op *op, opm_error *err)
         size_t i = 0;
         for (;; i++) {
             char key[32];
-            snprintf(key, sizeof key, "inputs[%zu]", i);
-            if (!opm_op_has(op, key)) break;
+            input_key(key, i);
+            size_t at = opm_op_attr_index(op, key);
+            if (at == OPM_NO_ATTR) break;
             const int64_t *v;
-            size_t n = opm_op_get_ints(op, key, &v);
+            size_t n = opm_op_attr_ints_at(op, at, &v);
             if (n > OPM_MAX_RANK)
                 return opm_err(err, OPM_EINVAL, key, "expected at most %d dimensions", OPM_MAX_RANK);
             for (size_t d = 0; d < n; d++) {
@@ -165,7 +181,7 @@ static int from_short(opm_op *op, opm_error *err)
             ro = rt;
             if (opm_op_add_tensor(op, OPM_ROLE_INPUT, s, (int)n, dt, NULL, err))
                 return err ? (int)err->code : OPM_EINVAL;
-            opm_op_unset(op, key);
+            opm_op_unset_at(op, at);
         }
         if (i == 0)
             return opm_err(err, OPM_EINVAL, "inputs", "missing; the short form of elementwise needs inputs or shape");

@@ -13,6 +13,35 @@ const opm_kind_def *opm_kind_def_get(opm_kind k);
 /* An op of the kind `def` describes (a built-in table or a user kind a
  * registry holds, which must outlive the op). */
 opm_op *opm_op_new_def(const opm_kind_def *def, const char *name, opm_phase phase, opm_error *err);
+/* Makes op a new op of the kind def describes, named name (the kind's
+ * name when NULL), with no tensors or attributes, keeping its allocations:
+ * for a reader that builds one op per line.  0, or an error (op still
+ * valid, as it was). */
+int opm_op_reset(opm_op *op, const opm_kind_def *def, const char *name, opm_phase phase, opm_error *err);
+/* An attribute value for opm_op_append_attr: i for bool and int, d, s (n
+ * bytes) for a string, ints (n) for a list. */
+typedef struct opm_attr_value {
+    opm_attr_type type;
+    int64_t i;
+    double d;
+    const char *s;
+    const int64_t *ints;
+    size_t n;
+} opm_attr_value;
+/* opm_op_set_* for a parser that has checked the key against the op's
+ * kind (as the setters do) and knows it is not set yet (it refuses
+ * repeated keys): the same attribute without the lookups.  key_len bytes of
+ * key, at most 47. */
+int opm_op_append_attr(opm_op *op, const char *key, size_t key_len, const opm_attr_value *v, opm_error *err);
+/* The index of attribute key (for the opm_op_attr_*_at accessors), or
+ * OPM_NO_ATTR; and the removal of the i-th: one lookup for a short-form
+ * reader that reads a key and then removes it. */
+#define OPM_NO_ATTR ((size_t)-1)
+size_t opm_op_attr_index(const opm_op *op, const char *key);
+void opm_op_unset_at(opm_op *op, size_t i);
+/* 1 for a built-in kind whose count() runs every check of its validate()
+ * before counting (so opm_op_finalize need not run both), else 0. */
+int opm_kind_count_validates(const opm_kind_def *def);
 const opm_attr_def *opm_kind_find_attr(const opm_kind_def *def, const char *key);
 size_t opm_kind_attr_names(const opm_kind_def *def, const char **names, size_t cap);
 const char *opm_attr_type_text(opm_attr_type t);

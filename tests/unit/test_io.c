@@ -191,7 +191,7 @@ Test(io, json_line_fast_path_matches_the_parser)
     for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
         const char *l = lines[i];
         opm_error e1, e2;
-        opm_op *a = opm_op_parse_json_line(l, strlen(l), "f.jsonl", 7, &e1);
+        opm_op *a = opm_op_parse_json_line(l, strlen(l), "f.jsonl", 7, NULL, &e1);
         opm_op *b = opm_op_parse_string(l, strlen(l), OPM_FORMAT_JSON, "f.jsonl", 7, &e2);
         cr_assert_eq(!a, !b, "line %zu: %s", i, l);
         if (a) {
@@ -213,6 +213,56 @@ Test(io, json_line_fast_path_matches_the_parser)
         opm_op_free(a);
         opm_op_free(b);
     }
+}
+
+/* `predict --batch` rebuilds one op line after line (opm_op_parse_json_line
+ * takes the previous one over): every line, good or bad, after any other,
+ * gives the same op or message as a fresh parse. */
+Test(io, json_line_reused_op_matches_the_parser)
+{
+    static const char *const lines[] = {
+        "{\"name\": \"a longer name than the next\", \"kind\": \"elementwise\", \"inputs\": [[16, 4096], "
+        "[16, 4096]], \"dtype\": \"bf16\", \"op\": \"add\"}",
+        "{\"name\": \"q\", \"kind\": \"gemm\", \"m\": 128, \"n\": 8192, \"k\": 8192, \"dtype\": \"bf16\"}",
+        "{\"kind\":\"gemm\",\"m\":1,\"n\":2,\"k\":3,\"dtype\":\"fp8_e4m3\",\"out_dtype\":\"bf16\",\"bias\":true}",
+        "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf17\"}",
+        "{\"kind\": \"rmsnorm\", \"shape\": [4096, 8192], \"dtype\": \"bf16\"}",
+        "not json",
+        "{\"name\": \"x\", \"kind\": \"attention_prefill\", \"batch\": 2, \"seq_q\": 512, \"seq_kv\": 512, "
+        "\"heads\": 8, \"kv_heads\": 8, \"head_dim\": 128, \"causal\": true, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\", \"cta_tile_m\": 4294967296}",
+        "{\"kind\": \"softmax\", \"tensors\": [{\"role\": \"input\", \"shape\": [4, 8], \"dtype\": \"fp32\"}]}",
+        "{\"name\": \"a name of more than sixteen bytes, to grow the buffer\", \"kind\": \"batched_gemm\", "
+        "\"batch\": 3, \"m\": 100, \"n\": 7, \"k\": 9, \"dtype\": \"fp32\", \"transpose_b\": true}",
+        "{\"kind\": \"elementwise\", \"inputs\": [[16, 4096], 3], \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": 64, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\", \"weight_dtype\": \"int4\", "
+        "\"weight_group_size\": 32}",
+    };
+    opm_op *r = NULL;
+    for (int round = 0; round < 2; round++)
+        for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+            const char *l = lines[i];
+            opm_error e1, e2;
+            r = opm_op_parse_json_line(l, strlen(l), "f.jsonl", 7, r, &e1);
+            opm_op *b = opm_op_parse_string(l, strlen(l), OPM_FORMAT_JSON, "f.jsonl", 7, &e2);
+            cr_assert_eq(!r, !b, "line %zu: %s", i, l);
+            if (r) {
+                cr_assert_eq(e1.code, OPM_OK, "line %zu", i);
+                char *ta = opm_op_to_text(r, OPM_FORMAT_JSON, &e1), *tb = opm_op_to_text(b, OPM_FORMAT_JSON, &e2);
+                cr_assert_str_eq(ta, tb, "line %zu", i);
+                free(ta);
+                free(tb);
+                opm_counts ca, cb;
+                cr_assert_eq(opm_op_count(r, &ca, &e1), 0, "line %zu", i);
+                cr_assert_eq(opm_op_count(b, &cb, &e2), 0, "line %zu", i);
+                cr_assert_eq(memcmp(&ca, &cb, sizeof ca), 0, "line %zu", i);
+            } else {
+                cr_assert_eq(e1.code, e2.code, "line %zu", i);
+                cr_assert_str_eq(e1.message, e2.message, "line %zu", i);
+            }
+            opm_op_free(b);
+        }
+    opm_op_free(r);
 }
 
 /* Prediction numbers: 12 significant digits, %g's layout, exactly as before
