@@ -432,13 +432,69 @@ static void vllm_sm90_fp8_kernel(const opm_gemm_row *r, int t[6])
     memcpy(t, cfg[c], sizeof cfg[c]);
 }
 
-static int vllm_hints(opm_op *op, const opm_gemm_row *r, opm_error *err)
+/* The smallest power of two >= v (v >= 1), as vLLM's next_pow_2. */
+static int64_t next_pow2(int64_t v)
 {
-    static const char *const keys[6] = {"cta_tile_m", "cta_tile_n", "cta_tile_k", "warps_per_cta", "warp_tile_m",
-                                        "warp_tile_n"};
-    int t[6];
-    vllm_sm90_fp8_kernel(r, t);
-    for (int i = 0; i < 6; i++)
+    int64_t p = 1;
+    while (p < v) p *= 2;
+    return p;
+}
+
+/* The CUTLASS 2.x kernel vLLM's fp8 `cutlass_scaled_mm` runs on Ada (sm89,
+ * mma.sync) for a row: its public dispatch (csrc/.../cutlass_w8a8/c2x/
+ * scaled_mm_c2x_sm89_fp8_dispatch.cuh) buckets M by max(16, next power of
+ * two) — 16, 32, 64, 128, 256, above — and each bucket picks a tile by the
+ * next power of two of N (np2), never by searching and never splitting K.
+ * Warp tiles are 64 deep in K, so a 128-deep CTA tile has its K sliced
+ * between two warp sets: CUTLASS 2.x counts warps as CTA tile / warp tile
+ * in M, N and K.  Every configuration fits the 99 KiB a CTA may opt into on
+ * sm89, so vLLM's 64x128x64 fallback never runs there.  t[] gets the CTA
+ * tile M, N, K, the warps, the warp tile M, N and the pipeline stages. */
+static void vllm_sm89_fp8_kernel(const opm_gemm_row *r, int t[7])
+{
+    /* {tm, tn, tk, wm, wn, stages} */
+    static const int cfg[][6] = {
+        {16, 64, 128, 16, 64, 5},   /* 0: M16, np2 <= 8192 */
+        {16, 128, 64, 16, 64, 5},   /* 1: M16, np2 <= 24576 */
+        {32, 64, 128, 16, 64, 5},   /* 2: M16 above; M32 np2 <= 8192 or > 16384 */
+        {32, 128, 128, 32, 64, 4},  /* 3: M32, np2 <= 16384 */
+        {64, 64, 128, 32, 64, 5},   /* 4: M64, np2 <= 8196 (sic) or > 16384 */
+        {64, 128, 128, 64, 64, 3},  /* 5: M64 np2 <= 16384; M128 <= 8192; M256 <= 4096 */
+        {128, 128, 64, 64, 64, 5},  /* 6: M128 np2 <= 16384; M256 above; default <= 4096 or > 8192 */
+        {128, 64, 128, 64, 64, 3},  /* 7: M128, np2 > 16384 */
+        {256, 128, 64, 64, 64, 3},  /* 8: default, np2 <= 8192 */
+    };
+    int64_t mp2 = next_pow2(r->m < 16 ? 16 : r->m), np2 = next_pow2(r->n);
+    int c;
+    if (mp2 <= 16) c = np2 <= 8192 ? 0 : np2 <= 24576 ? 1 : 2;
+    else if (mp2 <= 32) c = np2 <= 8192 ? 2 : np2 <= 16384 ? 3 : 2;
+    else if (mp2 <= 64) c = np2 <= 8196 ? 4 : np2 <= 16384 ? 5 : 4;
+    else if (mp2 <= 128) c = np2 <= 8192 ? 5 : np2 <= 16384 ? 6 : 7;
+    else if (mp2 <= 256) c = np2 <= 4096 ? 5 : 6;
+    else c = np2 <= 4096 ? 6 : np2 <= 8192 ? 8 : 6;
+    const int *k = cfg[c];
+    t[0] = k[0];
+    t[1] = k[1];
+    t[2] = k[2];
+    t[3] = (k[0] / k[3]) * (k[1] / k[4]) * (k[2] / 64);
+    t[4] = k[3];
+    t[5] = k[4];
+    t[6] = k[5];
+}
+
+/* Kernel hints for vLLM's fp8 CUTLASS kernels: sm90 on wgmma parts, sm89
+ * on mma.sync parts (the stages only there: wgmma kernels fill the shared
+ * memory). */
+static int vllm_hints(opm_op *op, const opm_gemm_row *r, int sm89, opm_error *err)
+{
+    static const char *const keys[7] = {"cta_tile_m", "cta_tile_n", "cta_tile_k", "warps_per_cta", "warp_tile_m",
+                                        "warp_tile_n", "pipeline_stages"};
+    int t[7];
+    if (sm89)
+        vllm_sm89_fp8_kernel(r, t);
+    else
+        vllm_sm90_fp8_kernel(r, t);
+    for (int i = 0; i < (sm89 ? 7 : 6); i++)
         if (opm_op_set_int(op, keys[i], t[i], err)) return -1;
     return 0;
 }
@@ -458,9 +514,10 @@ static opm_op *row_op(const opm_gemm_row *r, const opm_hardware *hw, int hints, 
     c[o] = r->m;
     c[o + 1] = r->n;
     /* vLLM's fp8 CUTLASS kernels on a wgmma part: their tiles as hints. */
-    int vllm_sm90 = hw && hw->matrix_instruction > 0 &&
-                    !strcmp(opm_hw_matrix_names[hw->matrix_instruction - 1], "wgmma") &&
-                    (r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2);
+    const char *mi = hw && hw->matrix_instruction > 0 ? opm_hw_matrix_names[hw->matrix_instruction - 1] : "";
+    int vllm_sm90 = !strcmp(mi, "wgmma") && (r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2);
+    /* sm89's dispatch takes e4m3 only. */
+    int vllm_sm89 = !strcmp(mi, "mma_sync") && r->dtype == OPM_FP8_E4M3;
     /* fp8 GEMMs, and the int8 ones of the tensor-core sets, write bf16 (every
      * such source does); DeepBench's int8 GEMMs write int32 as given. */
     int wide_out = r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2 || (r->dtype == OPM_INT8 && r->timing);
@@ -474,7 +531,7 @@ static opm_op *row_op(const opm_gemm_row *r, const opm_hardware *hw, int hints, 
         (r->l2_warm && opm_op_set_string(op, "l2_warm", l2_warm_names[r->l2_warm], err)) ||
         (r->copies && opm_op_set_int(op, "operand_copies", r->copies, err)) ||
         (hints && r->no_split && !r->kern_tm && opm_op_set_int(op, "split_k", 1, err)) ||
-        (hints && r->no_split && !r->kern_tm && vllm_sm90 && vllm_hints(op, r, err)) ||
+        (hints && r->no_split && !r->kern_tm && (vllm_sm90 || vllm_sm89) && vllm_hints(op, r, vllm_sm89, err)) ||
         (hints && r->kern_tm &&
          (opm_op_set_int(op, "cta_tile_m", r->kern_tm, err) || opm_op_set_int(op, "cta_tile_n", r->kern_tn, err) ||
           opm_op_set_int(op, "cta_tile_k", r->kern_tk, err) || opm_op_set_int(op, "warps_per_cta", r->kern_warps, err) ||

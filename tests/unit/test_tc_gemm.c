@@ -748,6 +748,45 @@ Test(tc_gemm, vllm_cutlass_fp8_tiles)
     rmdir(dir);
 }
 
+/* On an mma_sync part (L40S) the column runs vLLM's sm89 fixed tiles: a
+ * 160-row GEMM over a long K gets three 64x128 CTAs (the (128, 256] bucket
+ * at N <= 4096), much slower than the catalog's split-K choice and no
+ * faster than three SMs' tensor rate; a 16-row one the 16x64 tile, two
+ * CTAs of a quarter the work, so faster.  e5m2 (which sm89's dispatch does
+ * not take) only gets split_k 1, and the bf16 row is untouched. */
+Test(tc_gemm, vllm_cutlass_fp8_sm89_tiles)
+{
+    char dir[512], path[600];
+    tmp_dir(dir, sizeof dir, "tc_vllm89");
+    snprintf(path, sizeof path, "%s/rows.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
+          "l40s,fp8_e4m3,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+          "l40s,fp8_e4m3,1,16,128,65536,0,1,0,100,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+          "l40s,fp8_e5m2,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+          "l40s,bf16,1,160,128,65536,0,1,0,60,F.linear,t,none,graph\n",
+          f);
+    fclose(f);
+    opm_error err;
+    opm_gemm_dataset ds;
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
+    cr_assert_eq(ds.n_rows, 4);
+    double with[4], without[4];
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, with, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 0, without, &err), 0, "%s", err.message);
+    cr_assert_gt(with[0], 2.0 * without[0], "%g vs %g", with[0], without[0]);
+    /* 3 CTAs of 64x128x65536 fp8 cannot beat the tensor rate of 3 SMs. */
+    double sm_rate = 733.0e12 / 142;
+    cr_assert_gt(with[0], 3 * 2.0 * 64 * 128 * 65536 / (3 * sm_rate));
+    cr_assert_lt(with[1], with[0], "%g vs %g", with[1], with[0]);
+    cr_assert_neq(with[2], with[0]);
+    cr_assert_eq(with[3], without[3]);
+    opm_gemm_dataset_free(&ds);
+    remove(path);
+    rmdir(dir);
+}
+
 /* The leave-one-hardware-out refit finds the constants the rows were made
  * with: rows whose latencies are the model's own at atomic 30 cycles and
  * back-to-back fraction 0.8 (a copy of the hardware carrying those
