@@ -26,8 +26,12 @@
  *          most SOFTMAX_WARP_MAX softmax elements are a warp each, the row
  *          held in registers (one pass).
  * The time is
- *   fixed + max(DRAM latency + DRAM stream, L2 stream, chain, vector math)
- * where the streams are the bytes at the reached DRAM read / write
+ *   fixed + max(DRAM latency + DRAM stream, L2 stream, chain, vector math,
+ *               CTA launches)
+ * where the launches are ceil(CTAs / SMs) per SM at CTA_LAUNCH_CYCLES each
+ * (a grid of many small CTAs waits on the block scheduler: vLLM's quantise
+ * of many short rows, PyTorch's 512-element CTAs of a 16-bit add),
+ * the streams are the bytes at the reached DRAM read / write
  * bandwidths (hbm × utilization; writes at DRAM_WRITE_EFF of it) and at the
  * L2 bandwidth, and the chain is the busiest CTA slot's rows one after the
  * other: per row, each pass costs a load latency (DRAM for the first pass
@@ -80,6 +84,15 @@
 #define GATHER_THREADS 128.0
 #define GATHER_CTAS_PER_SM 8.0
 #define GATHER_SMALL_INDICES 16.0
+/* SM cycles the GPU takes to launch one CTA on an SM (the block scheduler's
+ * rate): a grid of many small CTAs takes at least ceil(CTAs / SMs) launches
+ * per SM one after the other.  Fitted, not a launch shape: the median over
+ * vLLM's fp8 quantise rows of K <= 128, M >= 1024 CTAs and at most 4 MB (the
+ * launch-bound ones) of H100, H200 and L40S, pooled: 220; refitted with each
+ * GPU left out 199-259 (tools/refit_cta_launch.py).  Bounds [100, 400]. */
+#ifndef CTA_LAUNCH_CYCLES
+#define CTA_LAUNCH_CYCLES 220.0
+#endif
 #ifndef LOADED_LATENCY_FACTOR
 #define LOADED_LATENCY_FACTOR 2.0
 #endif
@@ -353,7 +366,9 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
         t_vec = maxd(t_vec, outs * (ipe + conv) / (vpeak / 2));
     }
     double t_stream = h.lat_dram_s + t_dram;
-    double body = maxd(maxd(t_stream, t_l2), maxd(t_chain, t_vec));
+    /* CTAs launch one after the other on each SM, whatever else they wait on. */
+    double t_launch = ceil(ctas / h.num_sms) * CTA_LAUNCH_CYCLES / h.clock_hz;
+    double body = maxd(maxd(maxd(t_stream, t_l2), maxd(t_chain, t_vec)), t_launch);
 
     opm_profile_head(p, op, hw, model, &c);
     p->engine = p->flops ? OPM_ENGINE_VECTOR : OPM_ENGINE_NONE;
@@ -369,8 +384,12 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     if (t_l2 > top) { top = t_l2; lim = "l2"; }
     if (t_chain > top) { top = t_chain; lim = "latency"; }
     if (t_vec > top) { top = t_vec; lim = "compute"; }
+    if (t_launch > top) { top = t_launch; lim = "cta_launch"; }
     if (h.fixed_s > top) lim = "fixed";
-    p->bound = lim[0] == 'f' ? OPM_BOUND_OVERHEAD : lim[0] == 'c' ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
+    /* A launch-bound grid waits on the block scheduler: an overhead, not memory. */
+    p->bound = lim[0] == 'f' || !strcmp(lim, "cta_launch") ? OPM_BOUND_OVERHEAD
+               : lim[0] == 'c'                          ? OPM_BOUND_COMPUTE
+                                                        : OPM_BOUND_MEMORY;
     if (p->bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", lim[0] == 'l' && lim[1] == '2' ? "l2" : "hbm");
     opm_diag_text(p, "limiting_resource", lim);
     opm_diag_text(p, "kernel", s.name);
@@ -382,6 +401,7 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     opm_diag_num(p, "dram_time_s", t_dram);
     opm_diag_num(p, "l2_time_s", t_l2);
     opm_diag_num(p, "chain_time_s", t_chain);
+    opm_diag_num(p, "cta_launch_time_s", t_launch);
     opm_diag_num(p, "compute_time_s", t_vec);
     opm_diag_num(p, "overhead_s", h.fixed_s);
     opm_diag_num(p, "l2_input_fraction", f_in);

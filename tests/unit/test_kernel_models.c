@@ -178,13 +178,17 @@ Test(kernel_models, embedding_is_an_index_select_chain)
     cr_assert(s.latency_s < p.latency_s);
 }
 
-#define COPY(rows, cols, warm) \
-    "{\"kind\": \"copy\", \"shape\": [" #rows ", " #cols "], \"dtype\": \"bf16\", \"l2_warm\": \"" warm "\"}"
+/* vLLM's fp8 quantise (a row kernel of up to 1024 threads), the kernel the
+ * re-run data are: a flat bf16 copy of the same size is bound by the launch
+ * of its 512-element CTAs, warm or not. */
+#define COPY(rows, cols, warm)                                                                               \
+    "{\"kind\": \"copy\", \"shape\": [" #rows ", " #cols "], \"dtype\": \"bf16\", \"out_dtype\": \"fp8_e4m3\", " \
+    "\"l2_warm\": \"" warm "\"}"
 
 Test(kernel_models, rerun_tensors_stay_in_l2_only_while_they_fit)
 {
-    /* The same call re-run (l2_warm: all) on 16 MB fits H100's 50 MB L2: faster
-     * than cold.  On 134 MB it cycles through L2 and keeps nothing: no input
+    /* The same call re-run (l2_warm: all) on 12 MB fits H100's 50 MB L2: faster
+     * than cold.  On 100 MB it cycles through L2 and keeps nothing: no input
      * from L2, and the write-backs of its stores fall in the next call, so
      * no faster than cold; inputs a previous kernel just wrote (input) keep
      * a share. */
@@ -214,4 +218,29 @@ Test(kernel_models, norm_rereads_spill_to_dram_past_the_l2)
     /* One pass (RMS norm has two as well; a warp softmax holds its row): no re-read. */
     opm_profile w = run("extended_roofline", NORM("softmax", 8192, 512, ""), "p4");
     cr_assert_eq(diag_num(&w, "reread_dram_fraction"), 0);
+}
+
+#define QUANT(rows, cols) \
+    "{\"kind\": \"copy\", \"shape\": [" #rows ", " #cols "], \"dtype\": \"bf16\", \"out_dtype\": \"fp8_e4m3\", \"l2_warm\": \"all\"}"
+
+Test(kernel_models, many_small_ctas_wait_on_the_block_scheduler)
+{
+    /* A quantising copy of 8192 rows of 32 elements launches 8192 one-warp
+     * CTAs: 63 launches per H100 SM one after the other, longer than their
+     * few bytes take.  The same bytes in 32 rows of 8192 are a few CTAs. */
+    opm_profile many = run("extended_roofline", QUANT(8192, 32), "h100_sxm");
+    cr_assert_str_eq(opm_profile_diag(&many, "limiting_resource")->text, "cta_launch");
+    cr_assert_eq(many.bound, OPM_BOUND_OVERHEAD);
+    double t_launch = diag_num(&many, "cta_launch_time_s");
+    cr_assert(t_launch > diag_num(&many, "chain_time_s") && t_launch > diag_num(&many, "dram_time_s"));
+    opm_profile few = run("extended_roofline", QUANT(32, 8192), "h100_sxm");
+    cr_assert(few.latency_s < many.latency_s, "few %g many %g", few.latency_s, many.latency_s);
+    cr_assert(diag_num(&few, "cta_launch_time_s") < t_launch);
+    /* Twice the rows, about twice the launch time. */
+    opm_profile twice = run("extended_roofline", QUANT(16384, 32), "h100_sxm");
+    double r = diag_num(&twice, "cta_launch_time_s") / t_launch;
+    cr_assert(r > 1.9 && r < 2.1, "%g", r);
+    /* More SMs launch in parallel: an A100 (108 SMs, lower clock) takes longer per grid. */
+    opm_profile a = run("extended_roofline", QUANT(8192, 32), "a100_80gb_sxm");
+    cr_assert(diag_num(&a, "cta_launch_time_s") > t_launch);
 }
