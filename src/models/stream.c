@@ -52,7 +52,10 @@
  *   FLAT_THREADS 128, FLAT_VEC 4 — PyTorch ATen CUDALoops (num_threads 128,
  *     thread_work_size 4);
  *   ROW_THREADS_MAX 1024 — vLLM's per-token kernels (rms_norm,
- *     act_and_mul, static_scaled_fp8_quant: min(width, 1024) threads);
+ *     act_and_mul: min(width, 1024) threads);
+ *   QUANT_THREADS 256 — vLLM's static_scaled_fp8_quant
+ *     (csrc/quantization/w8a8/fp8/common.cu: block_size 256, grid one row
+ *     each, vectorize_with_alignment<16>: 16-byte loads, VEC_BYTES);
  *   LAYERNORM_THREADS 128 — PyTorch vectorized_layer_norm_kernel (32 × 4,
  *     the block the NeuSight launch records show);
  *   SOFTMAX_WARP_MAX 1024 — PyTorch's warp softmax handles rows up to 1024
@@ -84,6 +87,7 @@
 #define GATHER_THREADS 128.0
 #define GATHER_CTAS_PER_SM 8.0
 #define GATHER_SMALL_INDICES 16.0
+#define QUANT_THREADS 256.0
 /* SM cycles the GPU takes to launch one CTA on an SM (the block scheduler's
  * rate): a grid of many small CTAs takes at least ceil(CTAs / SMs) launches
  * per SM one after the other.  Fitted, not a launch shape: the median over
@@ -210,8 +214,7 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
         if (opm_dtype_bits(y->dtype) <= 8 && opm_dtype_bits(x->dtype) > 8) {
             s->row = 1;
             s->width = last;
-            s->threads = mind(ROW_THREADS_MAX, maxd(32, ceil(s->width / 32) * 32));
-            s->vec_bytes = 4 * opm_dtype_bytes(x->dtype);
+            s->threads = QUANT_THREADS;
             s->name = "row_quantize";
             break;
         }

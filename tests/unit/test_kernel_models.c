@@ -240,6 +240,10 @@ Test(kernel_models, many_small_ctas_wait_on_the_block_scheduler)
     opm_profile twice = run("extended_roofline", QUANT(16384, 32), "h100_sxm");
     double r = diag_num(&twice, "cta_launch_time_s") / t_launch;
     cr_assert(r > 1.9 && r < 2.1, "%g", r);
+    /* vLLM's static quantise launches 256 threads per row whatever its width,
+     * each loading 16 bytes per step. */
+    cr_assert_eq(diag_num(&many, "threads_per_cta"), 256);
+    cr_assert_eq(diag_num(&few, "threads_per_cta"), 256);
     /* More SMs launch in parallel: an A100 (108 SMs, lower clock) takes longer per grid. */
     opm_profile a = run("extended_roofline", QUANT(8192, 32), "a100_80gb_sxm");
     cr_assert(diag_num(&a, "cta_launch_time_s") > t_launch);
