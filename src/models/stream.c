@@ -33,7 +33,7 @@
  * of many short rows, PyTorch's 512-element CTAs of a 16-bit add),
  * the streams are the bytes at the reached DRAM read / write
  * bandwidths (hbm × utilization; writes at DRAM_WRITE_EFF of it) and at the
- * L2 bandwidth, and the chain is the busiest CTA slot's rows one after the
+ * L2 bandwidth (at most STREAM_L2_B_PER_CLK_SM per SM), and the chain is the busiest CTA slot's rows one after the
  * other: per row, each pass costs a load latency (DRAM for the first pass
  * of a cold row; L2 after while the rows of every CTA in flight fit the
  * usable L2, DRAM for the share past it) plus its bytes at the CTA's
@@ -96,6 +96,15 @@
  * GPU left out 199-259 (tools/refit_cta_launch.py).  Bounds [100, 400]. */
 #ifndef CTA_LAUNCH_CYCLES
 #define CTA_LAUNCH_CYCLES 220.0
+#endif
+/* Bytes per SM per clock a streaming kernel's loads and stores move to and
+ * from L2 at best (L2-resident tensors).  Fitted: the best L2-resident rate
+ * of vLLM's fp8 quantise re-runs (shared/data/measured/hardware_params/
+ * derived_bandwidth_and_floors.csv, l2_resident_elementwise_bw_max) per SM
+ * per clock is 16.3 (H100), 16.4 (H200) and 14.0 (L40S); 16 taken.  Each
+ * GPU left out, the other two give 14.0-16.4.  Bounds [8, 64]. */
+#ifndef STREAM_L2_B_PER_CLK_SM
+#define STREAM_L2_B_PER_CLK_SM 16.0
 #endif
 #ifndef LOADED_LATENCY_FACTOR
 #define LOADED_LATENCY_FACTOR 2.0
@@ -336,7 +345,14 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     double dram_rd = rd * (1 - f_in) + rd * (s.passes - 1) * reread_miss, dram_wr = wr * (1 - held);
     double l2_rd = rd * s.passes, l2_wr = wr;
     double t_dram = dram_rd / h.hbm_bw + dram_wr / h.hbm_write_bw;
-    double t_l2 = isinf(h.l2_bw) ? 0 : (l2_rd + l2_wr) / h.l2_bw;
+    /* The loads and stores of a streaming kernel reach L2 at most at
+     * STREAM_L2_B_PER_CLK_SM per SM, below what the L2 serves GEMMs' bulk
+     * copies; never below the reached DRAM rate, which every streaming
+     * kernel's path from L2 to the SMs carries (a part whose SMs move more
+     * per clock than Hopper's and Ada's, such as B200 with 8 TB/s, must not
+     * be held below its DRAM). */
+    double l2_bw = mind(h.l2_bw, maxd(STREAM_L2_B_PER_CLK_SM * h.num_sms * h.clock_hz, h.hbm_bw));
+    double t_l2 = isinf(l2_bw) ? 0 : (l2_rd + l2_wr) / l2_bw;
     /* Little's law runs on the latency under load, not the idle one. */
     double lat_first = (f_in * h.lat_l2_s + (1 - f_in) * h.lat_dram_s) * LOADED_LATENCY_FACTOR;
     double inflight = s.threads * s.vec_bytes * s.streams;
