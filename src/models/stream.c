@@ -26,10 +26,14 @@
  *          most SOFTMAX_WARP_MAX softmax elements are a warp each, the row
  *          held in registers (one pass).
  * The time is
- *   fixed + max(DRAM latency + DRAM stream, L2 stream, chain, vector math)
- * where the streams are the bytes at the reached DRAM read / write
+ *   fixed + max(DRAM latency + DRAM stream, L2 stream, chain, vector math,
+ *               CTA launches)
+ * where the launches are ceil(CTAs / SMs) per SM at CTA_LAUNCH_CYCLES each
+ * (a grid of many small CTAs waits on the block scheduler: vLLM's quantise
+ * of many short rows, PyTorch's 512-element CTAs of a 16-bit add),
+ * the streams are the bytes at the reached DRAM read / write
  * bandwidths (hbm × utilization; writes at DRAM_WRITE_EFF of it) and at the
- * L2 bandwidth, and the chain is the busiest CTA slot's rows one after the
+ * L2 bandwidth (at most STREAM_L2_B_PER_CLK_SM per SM), and the chain is the busiest CTA slot's rows one after the
  * other: per row, each pass costs a load latency (DRAM for the first pass
  * of a cold row; L2 after while the rows of every CTA in flight fit the
  * usable L2, DRAM for the share past it) plus its bytes at the CTA's
@@ -48,7 +52,10 @@
  *   FLAT_THREADS 128, FLAT_VEC 4 — PyTorch ATen CUDALoops (num_threads 128,
  *     thread_work_size 4);
  *   ROW_THREADS_MAX 1024 — vLLM's per-token kernels (rms_norm,
- *     act_and_mul, static_scaled_fp8_quant: min(width, 1024) threads);
+ *     act_and_mul: min(width, 1024) threads);
+ *   QUANT_THREADS 256 — vLLM's static_scaled_fp8_quant
+ *     (csrc/quantization/w8a8/fp8/common.cu: block_size 256, grid one row
+ *     each, vectorize_with_alignment<16>: 16-byte loads, VEC_BYTES);
  *   LAYERNORM_THREADS 128 — PyTorch vectorized_layer_norm_kernel (32 × 4,
  *     the block the NeuSight launch records show);
  *   SOFTMAX_WARP_MAX 1024 — PyTorch's warp softmax handles rows up to 1024
@@ -80,6 +87,25 @@
 #define GATHER_THREADS 128.0
 #define GATHER_CTAS_PER_SM 8.0
 #define GATHER_SMALL_INDICES 16.0
+#define QUANT_THREADS 256.0
+/* SM cycles the GPU takes to launch one CTA on an SM (the block scheduler's
+ * rate): a grid of many small CTAs takes at least ceil(CTAs / SMs) launches
+ * per SM one after the other.  Fitted, not a launch shape: the median over
+ * vLLM's fp8 quantise rows of K <= 128, M >= 1024 CTAs and at most 4 MB (the
+ * launch-bound ones) of H100, H200 and L40S, pooled: 220; refitted with each
+ * GPU left out 199-259 (tools/refit_cta_launch.py).  Bounds [100, 400]. */
+#ifndef CTA_LAUNCH_CYCLES
+#define CTA_LAUNCH_CYCLES 220.0
+#endif
+/* Bytes per SM per clock a streaming kernel's loads and stores move to and
+ * from L2 at best (L2-resident tensors).  Fitted: the best L2-resident rate
+ * of vLLM's fp8 quantise re-runs (shared/data/measured/hardware_params/
+ * derived_bandwidth_and_floors.csv, l2_resident_elementwise_bw_max) per SM
+ * per clock is 16.3 (H100), 16.4 (H200) and 14.0 (L40S); 16 taken.  Each
+ * GPU left out, the other two give 14.0-16.4.  Bounds [8, 64]. */
+#ifndef STREAM_L2_B_PER_CLK_SM
+#define STREAM_L2_B_PER_CLK_SM 16.0
+#endif
 #ifndef LOADED_LATENCY_FACTOR
 #define LOADED_LATENCY_FACTOR 2.0
 #endif
@@ -197,8 +223,7 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
         if (opm_dtype_bits(y->dtype) <= 8 && opm_dtype_bits(x->dtype) > 8) {
             s->row = 1;
             s->width = last;
-            s->threads = mind(ROW_THREADS_MAX, maxd(32, ceil(s->width / 32) * 32));
-            s->vec_bytes = 4 * opm_dtype_bytes(x->dtype);
+            s->threads = QUANT_THREADS;
             s->name = "row_quantize";
             break;
         }
@@ -320,7 +345,14 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     double dram_rd = rd * (1 - f_in) + rd * (s.passes - 1) * reread_miss, dram_wr = wr * (1 - held);
     double l2_rd = rd * s.passes, l2_wr = wr;
     double t_dram = dram_rd / h.hbm_bw + dram_wr / h.hbm_write_bw;
-    double t_l2 = isinf(h.l2_bw) ? 0 : (l2_rd + l2_wr) / h.l2_bw;
+    /* The loads and stores of a streaming kernel reach L2 at most at
+     * STREAM_L2_B_PER_CLK_SM per SM, below what the L2 serves GEMMs' bulk
+     * copies; never below the reached DRAM rate, which every streaming
+     * kernel's path from L2 to the SMs carries (a part whose SMs move more
+     * per clock than Hopper's and Ada's, such as B200 with 8 TB/s, must not
+     * be held below its DRAM). */
+    double l2_bw = mind(h.l2_bw, maxd(STREAM_L2_B_PER_CLK_SM * h.num_sms * h.clock_hz, h.hbm_bw));
+    double t_l2 = isinf(l2_bw) ? 0 : (l2_rd + l2_wr) / l2_bw;
     /* Little's law runs on the latency under load, not the idle one. */
     double lat_first = (f_in * h.lat_l2_s + (1 - f_in) * h.lat_dram_s) * LOADED_LATENCY_FACTOR;
     double inflight = s.threads * s.vec_bytes * s.streams;
@@ -353,7 +385,9 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
         t_vec = maxd(t_vec, outs * (ipe + conv) / (vpeak / 2));
     }
     double t_stream = h.lat_dram_s + t_dram;
-    double body = maxd(maxd(t_stream, t_l2), maxd(t_chain, t_vec));
+    /* CTAs launch one after the other on each SM, whatever else they wait on. */
+    double t_launch = ceil(ctas / h.num_sms) * CTA_LAUNCH_CYCLES / h.clock_hz;
+    double body = maxd(maxd(maxd(t_stream, t_l2), maxd(t_chain, t_vec)), t_launch);
 
     opm_profile_head(p, op, hw, model, &c);
     p->engine = p->flops ? OPM_ENGINE_VECTOR : OPM_ENGINE_NONE;
@@ -369,8 +403,12 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     if (t_l2 > top) { top = t_l2; lim = "l2"; }
     if (t_chain > top) { top = t_chain; lim = "latency"; }
     if (t_vec > top) { top = t_vec; lim = "compute"; }
+    if (t_launch > top) { top = t_launch; lim = "cta_launch"; }
     if (h.fixed_s > top) lim = "fixed";
-    p->bound = lim[0] == 'f' ? OPM_BOUND_OVERHEAD : lim[0] == 'c' ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
+    /* A launch-bound grid waits on the block scheduler: an overhead, not memory. */
+    p->bound = lim[0] == 'f' || !strcmp(lim, "cta_launch") ? OPM_BOUND_OVERHEAD
+               : lim[0] == 'c'                          ? OPM_BOUND_COMPUTE
+                                                        : OPM_BOUND_MEMORY;
     if (p->bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", lim[0] == 'l' && lim[1] == '2' ? "l2" : "hbm");
     opm_diag_text(p, "limiting_resource", lim);
     opm_diag_text(p, "kernel", s.name);
@@ -382,6 +420,7 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     opm_diag_num(p, "dram_time_s", t_dram);
     opm_diag_num(p, "l2_time_s", t_l2);
     opm_diag_num(p, "chain_time_s", t_chain);
+    opm_diag_num(p, "cta_launch_time_s", t_launch);
     opm_diag_num(p, "compute_time_s", t_vec);
     opm_diag_num(p, "overhead_s", h.fixed_s);
     opm_diag_num(p, "l2_input_fraction", f_in);

@@ -269,22 +269,27 @@ Test(kernel_models, embedding_is_an_index_select_chain)
     cr_assert(s.latency_s < p.latency_s);
 }
 
-#define COPY(rows, cols, warm) \
-    "{\"kind\": \"copy\", \"shape\": [" #rows ", " #cols "], \"dtype\": \"bf16\", \"l2_warm\": \"" warm "\"}"
+/* vLLM's fp8 quantise (a row kernel of up to 1024 threads), the kernel the
+ * re-run data are: a flat bf16 copy of the same size is bound by the launch
+ * of its 512-element CTAs, warm or not. */
+#define COPY(rows, cols, warm)                                                                               \
+    "{\"kind\": \"copy\", \"shape\": [" #rows ", " #cols "], \"dtype\": \"bf16\", \"out_dtype\": \"fp8_e4m3\", " \
+    "\"l2_warm\": \"" warm "\"}"
 
 Test(kernel_models, rerun_tensors_stay_in_l2_only_while_they_fit)
 {
-    /* The same call re-run (l2_warm: all) on 16 MB fits H100's 50 MB L2: faster
-     * than cold.  On 134 MB it cycles through L2 and keeps nothing: no input
+    /* The same call re-run (l2_warm: all) on 12 MB fits L40S's 96 MB L2: faster
+     * than cold (its L2 runs at 6x its DRAM; on H100 the streaming L2 rate is
+     * near the DRAM rate).  On 200 MB it cycles through L2 and keeps nothing: no input
      * from L2, and the write-backs of its stores fall in the next call, so
      * no faster than cold; inputs a previous kernel just wrote (input) keep
      * a share. */
-    double fit_cold = lat("extended_roofline", COPY(1024, 4096, "none"));
-    double fit_all = lat("extended_roofline", COPY(1024, 4096, "all"));
+    double fit_cold = run("extended_roofline", COPY(1024, 4096, "none"), "l40s").latency_s;
+    double fit_all = run("extended_roofline", COPY(1024, 4096, "all"), "l40s").latency_s;
     cr_assert(fit_all < 0.8 * fit_cold, "all %g cold %g", fit_all, fit_cold);
-    opm_profile big_all = run("extended_roofline", COPY(4096, 8192, "all"), "h100_sxm");
-    double big_cold = lat("extended_roofline", COPY(4096, 8192, "none"));
-    double big_in = lat("extended_roofline", COPY(4096, 8192, "input"));
+    opm_profile big_all = run("extended_roofline", COPY(8192, 8192, "all"), "l40s");
+    double big_cold = run("extended_roofline", COPY(8192, 8192, "none"), "l40s").latency_s;
+    double big_in = run("extended_roofline", COPY(8192, 8192, "input"), "l40s").latency_s;
     cr_assert(big_all.latency_s >= big_cold, "all %g cold %g", big_all.latency_s, big_cold);
     cr_assert_eq(diag_num(&big_all, "l2_input_fraction"), 0);
     cr_assert(big_in < big_cold, "input %g cold %g", big_in, big_cold);
@@ -305,4 +310,58 @@ Test(kernel_models, norm_rereads_spill_to_dram_past_the_l2)
     /* One pass (RMS norm has two as well; a warp softmax holds its row): no re-read. */
     opm_profile w = run("extended_roofline", NORM("softmax", 8192, 512, ""), "p4");
     cr_assert_eq(diag_num(&w, "reread_dram_fraction"), 0);
+}
+
+#define QUANT(rows, cols) \
+    "{\"kind\": \"copy\", \"shape\": [" #rows ", " #cols "], \"dtype\": \"bf16\", \"out_dtype\": \"fp8_e4m3\", \"l2_warm\": \"all\"}"
+
+Test(kernel_models, many_small_ctas_wait_on_the_block_scheduler)
+{
+    /* A quantising copy of 8192 rows of 32 elements launches 8192 one-warp
+     * CTAs: 63 launches per H100 SM one after the other, longer than their
+     * few bytes take.  The same bytes in 32 rows of 8192 are a few CTAs. */
+    opm_profile many = run("extended_roofline", QUANT(8192, 32), "h100_sxm");
+    cr_assert_str_eq(opm_profile_diag(&many, "limiting_resource")->text, "cta_launch");
+    cr_assert_eq(many.bound, OPM_BOUND_OVERHEAD);
+    double t_launch = diag_num(&many, "cta_launch_time_s");
+    cr_assert(t_launch > diag_num(&many, "chain_time_s") && t_launch > diag_num(&many, "dram_time_s"));
+    opm_profile few = run("extended_roofline", QUANT(32, 8192), "h100_sxm");
+    cr_assert(few.latency_s < many.latency_s, "few %g many %g", few.latency_s, many.latency_s);
+    cr_assert(diag_num(&few, "cta_launch_time_s") < t_launch);
+    /* Twice the rows, about twice the launch time. */
+    opm_profile twice = run("extended_roofline", QUANT(16384, 32), "h100_sxm");
+    double r = diag_num(&twice, "cta_launch_time_s") / t_launch;
+    cr_assert(r > 1.9 && r < 2.1, "%g", r);
+    /* vLLM's static quantise launches 256 threads per row whatever its width,
+     * each loading 16 bytes per step. */
+    cr_assert_eq(diag_num(&many, "threads_per_cta"), 256);
+    cr_assert_eq(diag_num(&few, "threads_per_cta"), 256);
+    /* More SMs launch in parallel: an A100 (108 SMs, lower clock) takes longer per grid. */
+    opm_profile a = run("extended_roofline", QUANT(8192, 32), "a100_80gb_sxm");
+    cr_assert(diag_num(&a, "cta_launch_time_s") > t_launch);
+}
+
+Test(kernel_models, l2_resident_streams_run_at_the_streaming_l2_rate)
+{
+    /* A re-run quantise of 25 MB stays in H100's 50 MB L2: it is bound by the
+     * rate a streaming kernel's loads and stores reach L2 (16 B per SM per
+     * clock: 4.2 TB/s), not by the L2 bandwidth GEMMs' bulk copies see. */
+    opm_profile p = run("extended_roofline", QUANT(2048, 4096), "h100_sxm");
+    cr_assert_str_eq(opm_profile_diag(&p, "limiting_resource")->text, "l2");
+    double bytes = 2048.0 * 4096 * 3, cap = 16.0 * 132 * 1.98e9;
+    double t_l2 = diag_num(&p, "l2_time_s");
+    cr_assert(t_l2 >= 0.99 * bytes / cap && t_l2 <= 1.01 * bytes / cap, "%g s for %g B", t_l2, bytes);
+    /* Past the L2 (100 MB re-run: nothing stays) DRAM bounds it instead. */
+    opm_profile big = run("extended_roofline", QUANT(8192, 4096), "h100_sxm");
+    cr_assert_str_neq(opm_profile_diag(&big, "limiting_resource")->text, "l2");
+    /* Never below the DRAM rate: B200's SMs stream its 8 TB/s (more than 16 B
+     * per SM per clock), so a 200 MB quantise (past its 126 MB L2) takes its
+     * L2 path about as long as its DRAM stream, not 8 / 4.7 times as long. */
+    opm_profile bw = run("extended_roofline", QUANT(8192, 8192), "b200");
+    cr_assert(diag_num(&bw, "l2_time_s") < 1.1 * diag_num(&bw, "dram_time_s"), "l2 %g dram %g",
+              diag_num(&bw, "l2_time_s"), diag_num(&bw, "dram_time_s"));
+    /* A GPU whose L2 figure is below that rate keeps its own (L40S: 5.0 TB/s < 16 × 142 × 2.52 GHz). */
+    opm_profile l = run("extended_roofline", QUANT(2048, 4096), "l40s");
+    double tl = diag_num(&l, "l2_time_s");
+    cr_assert(tl >= 0.99 * bytes / 5.022e12 && tl <= 1.01 * bytes / 5.022e12, "%g", tl);
 }
