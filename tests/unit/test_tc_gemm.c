@@ -358,24 +358,31 @@ Test(tc_gemm, activation_quant_kernels)
     opm_hardware_free(hw);
 }
 
+/* A fresh folder TAG holding rows.csv with the text CSV: what
+ * opm_gemm_dataset_load reads in the harness tests below. */
+static void rows_csv(const char *tag, char *dir, size_t dir_cap, char *path, size_t path_cap, const char *csv)
+{
+    tmp_dir(dir, dir_cap, tag);
+    snprintf(path, path_cap, "%s/rows.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(csv, f);
+    fclose(f);
+}
+
 /* validate-gemm-latency's harness columns: eager rows are left out of an
  * uncalibrated score and counted; a bad value is a bad row naming its
  * column. */
 Test(tc_gemm, harness_columns)
 {
     char dir[512], path[600];
-    tmp_dir(dir, sizeof dir, "tc_harness");
-    snprintf(path, sizeof path, "%s/rows.csv", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source,activation_quant,timing,l2_warm\n"
-          "h100_sxm,bf16,1,1024,1024,1024,0,1,0,10,t,none,graph,input\n"
-          "h100_sxm,fp8_e4m3,1,1024,1024,1024,0,1,0,12,t,dynamic,graph,input\n"
-          "h100_sxm,fp8_e4m3,1,1024,1024,1024,0,1,0,70,t,dynamic_block,eager,input\n"
-          "h100_sxm,fp8_e4m3,1,1024,1024,1024,0,1,0,9,t,block,kernel,none\n"
-          "h100_sxm,fp8_e4m3,1,1024,1024,1024,0,1,0,9,t,blocky,kernel,none\n",
-          f);
-    fclose(f);
+    rows_csv("tc_harness", dir, sizeof dir, path, sizeof path,
+             "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source,activation_quant,timing,l2_warm\n"
+             "h100_sxm,bf16,1,1024,1024,1024,0,1,0,10,t,none,graph,input\n"
+             "h100_sxm,fp8_e4m3,1,1024,1024,1024,0,1,0,12,t,dynamic,graph,input\n"
+             "h100_sxm,fp8_e4m3,1,1024,1024,1024,0,1,0,70,t,dynamic_block,eager,input\n"
+             "h100_sxm,fp8_e4m3,1,1024,1024,1024,0,1,0,9,t,block,kernel,none\n"
+             "h100_sxm,fp8_e4m3,1,1024,1024,1024,0,1,0,9,t,blocky,kernel,none\n");
     opm_error err;
     opm_gemm_dataset ds;
     cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
@@ -412,16 +419,11 @@ Test(tc_gemm, harness_columns)
 Test(tc_gemm, operand_copies_column)
 {
     char dir[512], path[600];
-    tmp_dir(dir, sizeof dir, "tc_copies");
-    snprintf(path, sizeof path, "%s/rows.csv", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source,timing,l2_warm,operand_copies\n"
-          "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,6\n"
-          "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,\n"
-          "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,0\n",
-          f);
-    fclose(f);
+    rows_csv("tc_copies", dir, sizeof dir, path, sizeof path,
+             "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source,timing,l2_warm,operand_copies\n"
+             "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,6\n"
+             "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,\n"
+             "l40s,bf16,1,1,6144,768,0,1,0,6,t,graph,input,0\n");
     opm_error err;
     opm_gemm_dataset ds;
     cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
@@ -718,16 +720,11 @@ Test(tc_gemm, hinted_wgmma_kernels)
 Test(tc_gemm, vllm_cutlass_fp8_tiles)
 {
     char dir[512], path[600];
-    tmp_dir(dir, sizeof dir, "tc_vllm");
-    snprintf(path, sizeof path, "%s/rows.csv", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
-          "h100_sxm,fp8_e4m3,1,160,128,65536,0,1,0,190,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-          "h100_sxm,fp8_e4m3,1,8,1024,65536,0,1,0,60,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-          "h100_sxm,bf16,1,160,128,65536,0,1,0,100,F.linear,t,none,graph\n",
-          f);
-    fclose(f);
+    rows_csv("tc_vllm", dir, sizeof dir, path, sizeof path,
+             "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
+             "h100_sxm,fp8_e4m3,1,160,128,65536,0,1,0,190,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+             "h100_sxm,fp8_e4m3,1,8,1024,65536,0,1,0,60,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+             "h100_sxm,bf16,1,160,128,65536,0,1,0,100,F.linear,t,none,graph\n");
     opm_error err;
     opm_gemm_dataset ds;
     cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
@@ -757,17 +754,12 @@ Test(tc_gemm, vllm_cutlass_fp8_tiles)
 Test(tc_gemm, vllm_cutlass_fp8_sm89_tiles)
 {
     char dir[512], path[600];
-    tmp_dir(dir, sizeof dir, "tc_vllm89");
-    snprintf(path, sizeof path, "%s/rows.csv", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs("hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
-          "l40s,fp8_e4m3,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-          "l40s,fp8_e4m3,1,16,128,65536,0,1,0,100,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-          "l40s,fp8_e5m2,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-          "l40s,bf16,1,160,128,65536,0,1,0,60,F.linear,t,none,graph\n",
-          f);
-    fclose(f);
+    rows_csv("tc_vllm89", dir, sizeof dir, path, sizeof path,
+             "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
+             "l40s,fp8_e4m3,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+             "l40s,fp8_e4m3,1,16,128,65536,0,1,0,100,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+             "l40s,fp8_e5m2,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+             "l40s,bf16,1,160,128,65536,0,1,0,60,F.linear,t,none,graph\n");
     opm_error err;
     opm_gemm_dataset ds;
     cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
