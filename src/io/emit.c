@@ -457,6 +457,28 @@ char *opm_put_json_string(char *o, const char *str, size_t cap)
     *o++ = '"';
     /* Most strings (names, models, hardware, diagnostics) need no escape. */
     size_t i = 0;
+#if OPM_SWAR_DIGITS
+    /* Eight bytes at a time while they are plain: a byte below 0x20 (the
+     * NUL included), the quote, the backslash or one of 0x80 and above
+     * sets its top bit in `bad`.  A borrow can only flag bytes after a
+     * flagged one, so the lowest flag is the first byte that is not plain,
+     * where the byte loop below would have stopped too.  The eight bytes
+     * are stored before the test: the room covers them (cap bytes). */
+    {
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        for (; i + 8 <= cap; i += 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            memcpy(o + i, &w, 8);
+            uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+            uint64_t bad = (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs) | w) & highs;
+            if (bad) {
+                i += (size_t)__builtin_ctzll(bad) / 8;
+                break;
+            }
+        }
+    }
+#endif
     for (; i < cap && json_plain[s[i]]; i++) o[i] = (char)s[i];
     o += i;
     if (i < cap && s[i]) o = json_escape_tail(o, s + i, cap - i);

@@ -230,6 +230,36 @@ static int in_defs(const char *key, size_t n, const opm_attr_def *defs)
     return 0;
 }
 
+/* A flat GEMM line's keys besides kind, name and phase: exactly m, n, k
+ * (positive integers) and dtype (a name opm_dtype_parse knows), what most
+ * --batch lines are.  0 with them, or -1 for the generic short-form route
+ * (any other key, type or value: that route decides, and words any error).
+ * Repeated keys never get here (the scan refuses them). */
+static int flat_gemm(const scan *s, const pair *kind_p, const pair *name_p, const pair *phase_p, int64_t mnk[3],
+                     opm_dtype *dt)
+{
+    unsigned seen = 0;
+    for (size_t i = 0; i < s->n_pairs; i++) {
+        const pair *v = &s->pairs[i];
+        if (v == kind_p || v == name_p || v == phase_p) continue;
+        if (v->key_len == 1 && (v->key[0] == 'm' || v->key[0] == 'n' || v->key[0] == 'k')) {
+            if (v->type != V_INT || v->i <= 0) return -1;
+            int at = v->key[0] == 'm' ? 0 : v->key[0] == 'n' ? 1 : 2;
+            mnk[at] = v->i;
+            seen |= 1u << at;
+        } else if (key_is(v, "dtype") && v->type == V_STRING && v->s_len < 16) {
+            char text[16];
+            memcpy(text, v->s, v->s_len);
+            text[v->s_len] = '\0';
+            if (opm_dtype_parse(text, dt)) return -1;
+            seen |= 8;
+        } else {
+            return -1;
+        }
+    }
+    return seen == 15 ? 0 : -1;
+}
+
 /* The op of a scanned line, or NULL when the careful path must decide.
  * reuse, when given, is rebuilt (and returned) instead of a new op; on
  * NULL it is left to the caller. */
@@ -269,6 +299,16 @@ static opm_op *build(const scan *s, opm_op *reuse)
     if (reuse ? opm_op_reset(reuse, def, name, phase, &scratch) != 0
               : !(op = opm_op_new(name, kind, phase, &scratch)))
         return NULL;
+    /* What the GEMM's short form would read, set without making its keys
+     * attributes first: the same tensors from the same function. */
+    int64_t mnk[3];
+    opm_dtype dt;
+    if (kind == OPM_KIND_GEMM && flat_gemm(s, kind_p, name_p, phase_p, mnk, &dt) == 0) {
+        if (opm_gemm_short_tensors(op, 0, 1, mnk[0], mnk[1], mnk[2], dt, dt, dt, 0, 0, &scratch) ||
+            opm_op_finalize(op, &scratch))
+            goto fail;
+        return op;
+    }
     for (size_t i = 0; i < s->n_pairs; i++) {
         const pair *v = &s->pairs[i];
         if (v == kind_p || v == name_p || v == phase_p) continue;

@@ -465,6 +465,12 @@ static int from_short(opm_op *op, int batched, opm_error *err)
         opm_short_dtype_key(op, "weight_dtype", dt, &wdt, err))
         return err ? (int)err->code : OPM_EINVAL;
     int ta = opm_op_get_bool(op, "transpose_a", 0), tb = opm_op_get_bool(op, "transpose_b", 0);
+    return opm_gemm_short_tensors(op, batched, batch, m, n, k, dt, wdt, odt, ta, tb, err);
+}
+
+int opm_gemm_short_tensors(opm_op *op, int batched, int64_t batch, int64_t m, int64_t n, int64_t k, opm_dtype dt,
+                           opm_dtype wdt, opm_dtype odt, int ta, int tb, opm_error *err)
+{
     int64_t a[3], b[3], c[3];
     int r = batched ? 3 : 2, o = batched ? 1 : 0;
     a[0] = b[0] = c[0] = batch;

@@ -121,6 +121,12 @@ int opm_short_dtypes(opm_op *op, opm_dtype *dt, opm_dtype *out_dt, opm_error *er
 /* Short form: reads and removes a shape list key. */
 int opm_short_shape(opm_op *op, const char *key, int64_t *shape, int *rank, opm_error *err);
 int opm_short_dtype_key(opm_op *op, const char *key, opm_dtype dflt, opm_dtype *out, opm_error *err);
+/* The tensors of a (batched) GEMM's short form once its keys are read: A, B
+ * and C from batch, m, n, k, the dtypes and the transposes (gemm.c).  The
+ * short form's own path and the --batch line reader's direct path for flat
+ * GEMM lines (io/op_line.c) both use it, so both give the same op. */
+int opm_gemm_short_tensors(opm_op *op, int batched, int64_t batch, int64_t m, int64_t n, int64_t k, opm_dtype dt,
+                           opm_dtype wdt, opm_dtype odt, int ta, int tb, opm_error *err);
 /* Short form `shape` + dtype/out_dtype → one input x and an output of the
  * same shape: the from_short of every shape-preserving kind. */
 int opm_short_same_shape(opm_op *op, opm_error *err);

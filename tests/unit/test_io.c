@@ -144,6 +144,35 @@ Test(io, json_strings_replace_malformed_utf8)
     free(b.p);
 }
 
+/* opm_put_json_string tests eight bytes at a time: a byte to escape at
+ * every position of strings of every length up to past two words, and a
+ * NUL (the end) there, give what the byte-by-byte rule gives. */
+Test(io, json_strings_escape_at_every_position)
+{
+    static const char specials[] = {'"', '\\', '\x01', '\x1f', '\x7f', '\0'};
+    for (size_t len = 0; len <= 40; len++)
+        for (size_t at = 0; at < len; at++)
+            for (size_t k = 0; k < sizeof specials; k++) {
+                char src[48], want[128], got[6 * 48 + 2 + 16];
+                memset(src, 'a', len);
+                src[len] = '\0';
+                src[at] = specials[k];
+                size_t w = 0;
+                want[w++] = '"';
+                for (size_t i = 0; i < len && src[i]; i++) {
+                    unsigned char c = (unsigned char)src[i];
+                    if (c == '"' || c == '\\') want[w++] = '\\', want[w++] = (char)c;
+                    else if (c < 0x20) w += (size_t)snprintf(want + w, sizeof want - w, "\\u%04x", c);
+                    else want[w++] = (char)c;
+                }
+                want[w++] = '"';
+                want[w] = '\0';
+                char *end = opm_put_json_string(got, src, len + 1);
+                *end = '\0';
+                cr_assert_str_eq(got, want, "len %zu, byte %zu = %#x", len, at, (unsigned char)specials[k]);
+            }
+}
+
 /* `predict --batch` reads flat short forms through its own scanner
  * (op_line.c) and everything else through the full parser: every line must
  * give the same op, or the same error message, either way. */
@@ -187,6 +216,22 @@ Test(io, json_line_fast_path_matches_the_parser)
         "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\", \"bias\": \"true\"}",
         "{\"kind\": \"gemm\", \"m\": 1, \"n\": 2, \"k\": 3, \"dtype\": \"bf16\", \"bias\": tru}",
         "{}", "[]", "", "{\"kind\": 5}", "{\"kind\": \"nope\"}",
+        /* flat GEMM lines (the direct route) and their near misses */
+        "{\"name\": \"p\", \"kind\": \"gemm\", \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": \"fp8\"}",
+        "{\"kind\": \"gemm\", \"dtype\": \"int4\", \"k\": 7, \"n\": 5, \"m\": 3}",
+        "{\"kind\": \"gemm\", \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": \"BF16\"}",
+        "{\"kind\": \"gemm\", \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": \"\"}",
+        "{\"kind\": \"gemm\", \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": \"fp8_e4m3_and_much_longer\"}",
+        "{\"kind\": \"gemm\", \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": 16}",
+        "{\"kind\": \"gemm\", \"m\": 3, \"n\": 5, \"k\": true, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": 3, \"n\": [5], \"k\": 7, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": 3, \"k\": 7, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"gemm\", \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": \"bf16\", \"weight_dtype\": \"int8\"}",
+        "{\"kind\": \"gemm\", \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": \"bf16\", \"transpose_a\": true}",
+        "{\"kind\": \"gemm\", \"phase\": \"train_bwd\", \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": \"fp32\"}",
+        "{\"kind\": \"gemm\", \"m\": 4294967296, \"n\": 4294967296, \"k\": 4294967296, \"dtype\": \"fp32\"}",
+        "{\"kind\": \"batched_gemm\", \"batch\": 2, \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": \"bf16\"}",
+        "{\"kind\": \"batched_gemm\", \"m\": 3, \"n\": 5, \"k\": 7, \"dtype\": \"bf16\"}",
     };
     for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
         const char *l = lines[i];
