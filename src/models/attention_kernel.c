@@ -219,6 +219,18 @@ static double tile_blocks(const attn_k *a, double i0, double i1, double sq, doub
     return floor_div(hi, tn) - floor_div(lo, tn) + 1;
 }
 
+/* tile_blocks where floor_div's checks hold for the whole sequence (a
+ * whole sk ≤ EXACT_DIV_X_MAX, whole query positions and window): lo
+ * and hi are whole numbers in [0, sk). */
+static inline double tile_blocks_whole(const attn_k *a, double i0, double i1, double off, double sk,
+                                       const exact_div *tn)
+{
+    double lo = a->wl >= 0 ? maxd(0, i0 + off - a->wl) : 0;
+    double hi = a->wr >= 0 ? mind(sk - 1, i1 + off + a->wr) : sk - 1;
+    if (hi < lo) return 0;
+    return (double)(((uint64_t)hi * tn->m) >> 32) - (double)(((uint64_t)lo * tn->m) >> 32) + 1;
+}
+
 typedef struct grid_acc {
     double ctas, total_s, max_s, blocks;
     double fixed_total_s, fixed_first_s; /* the CTAs' start and finish: latency, no streaming */
@@ -284,7 +296,7 @@ static inline void grid_add(grid_sum *g, double n, double ct, double fx, double 
     g->blocks += blocks;
     if (ct > g->max_s) g->max_s = ct;
     if (g->first < 0) g->first = ct, g->fixed_first_s = fx;
-    else if (fabs(ct - g->first) > 1e-3 * g->first) g->uniform = 0;
+    else if (g->uniform && fabs(ct - g->first) > 1e-3 * g->first) g->uniform = 0;
 }
 
 /* The rest full tiles of an unmasked sequence, all like the one before. */
@@ -323,11 +335,14 @@ typedef struct walk_tiles {
     size_t n;
     int overflow;
     double t_blk, heads, mult;
+    double nb_max, fx_min; /* over every tile, kept or not */
 } walk_tiles;
 
 static inline void walk_keep(walk_tiles *w, double nb, double fx, double rest)
 {
     if (!w) return;
+    w->nb_max = maxd(w->nb_max, nb);
+    w->fx_min = w->fx_min < 0 ? fx : mind(w->fx_min, fx);
     if (w->n == WALK_TILES_MAX) {
         w->overflow = 1;
         return;
@@ -349,18 +364,20 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
     double n = heads * mult * splits;
     int masked = a->causal || a->wl >= 0 || a->wr >= 0;
     exact_div tn = exact_div_of(r->tile_n), sd = exact_div_of(splits);
-    if (w) w->n = 0, w->overflow = 0, w->t_blk = t_blk, w->heads = heads, w->mult = mult;
+    if (w) w->n = 0, w->overflow = 0, w->t_blk = t_blk, w->heads = heads, w->mult = mult, w->nb_max = 0, w->fx_min = -1;
     for (size_t s = 0; s < nseq; s++) {
         double sq = a->lq ? (double)a->lq[s] : a->sq, sk = a->lkv ? (double)a->lkv[s] : a->skv;
         double rows_total = packed ? sq * g_ratio : sq;
         double tiles = ceil(rows_total / tm);
+        int whole = !packed && tn.m && sq == floor(sq) && sk == floor(sk) && sk <= EXACT_DIV_X_MAX &&
+                    tm == floor(tm) && a->wl == floor(a->wl) && a->wr == floor(a->wr);
         /* Every tile but the last has tm rows (tiles = ⌈rows_total/tm⌉). */
         double fx_last = tiles > 0 ? cta_fixed(a, r, mind(tm, rows_total - (tiles - 1) * tm)) : 0;
         for (double t = 0; t < tiles; t++) {
             double rows = mind(tm, rows_total - t * tm);
             double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
             double p1 = packed ? floor((t * tm + rows - 1) / g_ratio) : t * tm + rows - 1;
-            double nb = tile_blocks(a, p0, p1, sq, sk, &tn);
+            double nb = whole ? tile_blocks_whole(a, p0, p1, sk - sq, sk, &tn) : tile_blocks(a, p0, p1, sq, sk, &tn);
             double fx = t == tiles - 1 ? fx_last : fx_full;
             double ct = cta_time(fx, t_blk, nb, &sd);
             grid_add(&gs, n, ct, fx, heads * mult * nb);
@@ -385,9 +402,13 @@ static void grid_rewalk(const walk_tiles *w, double splits, grid_acc *g)
     double heads = w->heads, mult = w->mult, t_blk = w->t_blk;
     double n = heads * mult * splits;
     exact_div sd = exact_div_of(splits);
+    /* Every kept nb is a whole number ≤ nb_max: ceil_div's checks hold. */
+    uint64_t si = (uint64_t)splits - 1;
+    int whole = sd.m && w->nb_max + splits < EXACT_DIV_X_MAX;
     for (size_t i = 0; i < w->n; i++) {
         const walk_tile *e = &w->t[i];
-        double ct = cta_time(e->fx, t_blk, e->nb, &sd);
+        double ct = whole ? e->fx + (double)((((uint64_t)e->nb + si) * sd.m) >> 32) * t_blk
+                          : cta_time(e->fx, t_blk, e->nb, &sd);
         if (e->rest > 0) grid_add_rest(&gs, e->rest, n, ct, e->fx, heads, mult, e->nb);
         else grid_add(&gs, n, ct, e->fx, heads * mult * e->nb);
     }
@@ -556,12 +577,28 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
          * (32) caps what FlashAttention's own heuristic (128) would take. */
         int smax = serving ? SERVING_SPLITS_MAX : SPLITS_MAX;
         for (int s = 2; s <= smax && s <= blocks_per_cta; s++) {
+            /* The split grid's CTAs: every tile's count times s (whole
+             * numbers, so exactly what its walk would sum). */
+            double ctas_s = s * g.ctas;
+            /* The combine kernel: fp32 partial O and LSE per split. */
+            double part = ctas_s / s * s * ptm * (a.dv + 1) * 4;
+            double tc = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
+            /* A bound under the split grid's time, not walked: at least its
+             * longest CTA (the tile of most blocks, at the least fixed
+             * time) and its CTA-seconds over the slots (every CTA's share
+             * of its tile's blocks at least nb / s); with a margin far
+             * over the sums' rounding, a split count whose bound already
+             * loses cannot be chosen. */
+            double ct_lo = kept.n > 4 || kept.overflow ? cta_time(kept.fx_min, kept.t_blk, kept.nb_max, &(exact_div){(double)s, 0}) : 0;
+            double lo = maxd(ct_lo, (s * g.fixed_total_s + kept.t_blk * g.blocks) / slots);
+            /* (Worth it where a walk costs more than the bound.) */
+            if ((kept.n > 4 || kept.overflow) && lo * (1 - 1e-9) + tc >= t_grid + t_combine) {
+                if (ctas_s >= 2 * slots) break;
+                continue;
+            }
             grid_acc gs;
             if (kept.overflow) grid_walk(&a, &r, packed, ptm, s, &gs, NULL);
             else grid_rewalk(&kept, s, &gs);
-            /* The combine kernel: fp32 partial O and LSE per split. */
-            double part = gs.ctas / s * s * ptm * (a.dv + 1) * 4;
-            double tc = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
             double t = grid_time(&gs, slots, t_kv) + tc;
             if (t < t_grid + t_combine) {
                 t_stream = grid_stream(&gs, slots);
