@@ -186,7 +186,9 @@ typedef struct exact_div {
 static exact_div exact_div_of(double d)
 {
     exact_div e = {d, 0};
-    if (d >= 1 && d <= 256 && d == floor(d)) e.m = ((uint64_t)1 << 32) / (uint64_t)d + 1;
+    /* ⌊2^32/d⌋ by the double division (exact here, as above): a 64-bit
+     * integer division costs several times more.  d = 1 never divides. */
+    if (d > 1 && d <= 256 && d == floor(d)) e.m = (uint64_t)(4294967296.0 / d) + 1;
     return e;
 }
 
@@ -372,7 +374,8 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
         int whole = !packed && tn.m && sq == floor(sq) && sk == floor(sk) && sk <= EXACT_DIV_X_MAX &&
                     tm == floor(tm) && a->wl == floor(a->wl) && a->wr == floor(a->wr);
         /* Every tile but the last has tm rows (tiles = ⌈rows_total/tm⌉). */
-        double fx_last = tiles > 0 ? cta_fixed(a, r, mind(tm, rows_total - (tiles - 1) * tm)) : 0;
+        double rows_last = mind(tm, rows_total - (tiles - 1) * tm);
+        double fx_last = rows_last == tm ? fx_full : cta_fixed(a, r, rows_last);
         for (double t = 0; t < tiles; t++) {
             double rows = mind(tm, rows_total - t * tm);
             double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
