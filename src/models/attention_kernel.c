@@ -171,15 +171,66 @@ typedef struct attn_rates {
     double tile_n;
 } attn_rates;
 
+/* floor(x / d) and ceil(x / d) for a whole x ≥ 0 and a whole divisor d,
+ * bit for bit what the double division and floor/ceil give (a quotient
+ * of whole numbers this small never rounds across a whole number), by a
+ * multiply where x < 2^24 and d ≤ 256: x·m / 2^32 with m = ⌊2^32/d⌋ + 1
+ * exceeds x/d by under 2^-8 ≤ 1/d, so its floor is x/d's.  The grid
+ * walks divide per Q tile, and a division costs several multiplies. */
+#define EXACT_DIV_X_MAX 16777216.0
+typedef struct exact_div {
+    double d;
+    uint64_t m; /* 0: divide */
+} exact_div;
+
+static exact_div exact_div_of(double d)
+{
+    exact_div e = {d, 0};
+    /* ⌊2^32/d⌋ by the double division (exact here, as above): a 64-bit
+     * integer division costs several times more.  d = 1 never divides. */
+    if (d > 1 && d <= 256 && d == floor(d)) e.m = (uint64_t)(4294967296.0 / d) + 1;
+    return e;
+}
+
+static inline double floor_div(double x, const exact_div *e)
+{
+    if (e->m && x >= 0 && x < EXACT_DIV_X_MAX) {
+        uint64_t xi = (uint64_t)x;
+        if ((double)xi == x) return (double)((xi * e->m) >> 32);
+    }
+    return floor(x / e->d);
+}
+
+static inline double ceil_div(double x, const exact_div *e)
+{
+    if (e->m && x >= 0 && x + e->d < EXACT_DIV_X_MAX) {
+        uint64_t xi = (uint64_t)x;
+        if ((double)xi == x) return (double)(((xi + (uint64_t)e->d - 1) * e->m) >> 32);
+    }
+    return ceil(x / e->d);
+}
+
 /* KV blocks a Q tile of query positions [i0, i1] sees in a sequence of sq
- * queries and sk keys (bottom-right aligned masks). */
-static double tile_blocks(const attn_k *a, double i0, double i1, double sq, double sk, double tn)
+ * queries and sk keys (bottom-right aligned masks); tn divides by tile_n. */
+static double tile_blocks(const attn_k *a, double i0, double i1, double sq, double sk, const exact_div *tn)
 {
     double off = sk - sq;
     double lo = a->wl >= 0 ? maxd(0, i0 + off - a->wl) : 0;
     double hi = a->wr >= 0 ? mind(sk - 1, i1 + off + a->wr) : sk - 1;
     if (hi < lo) return 0;
-    return floor(hi / tn) - floor(lo / tn) + 1;
+    return floor_div(hi, tn) - floor_div(lo, tn) + 1;
+}
+
+/* tile_blocks where floor_div's checks hold for the whole sequence (a
+ * whole sk ≤ EXACT_DIV_X_MAX, whole query positions and window): lo
+ * and hi are whole numbers in [0, sk). */
+static inline double tile_blocks_whole(const attn_k *a, double i0, double i1, double off, double sk,
+                                       const exact_div *tn)
+{
+    double lo = a->wl >= 0 ? maxd(0, i0 + off - a->wl) : 0;
+    double hi = a->wr >= 0 ? mind(sk - 1, i1 + off + a->wr) : sk - 1;
+    if (hi < lo) return 0;
+    return (double)(((uint64_t)hi * tn->m) >> 32) - (double)(((uint64_t)lo * tn->m) >> 32) + 1;
 }
 
 typedef struct grid_acc {
@@ -189,7 +240,6 @@ typedef struct grid_acc {
     double first_s;
 } grid_acc;
 
-/* One CTA's time over nb KV blocks of `rows` query rows. */
 /* One KV block of `rows` query rows: its MMAs, its softmax (the FMA and
  * special-function pipes issue side by side) and its K/V loads. */
 static void block_times(const attn_k *a, const attn_rates *r, double rows, double *t_mma, double *t_soft,
@@ -201,66 +251,171 @@ static void block_times(const attn_k *a, const attn_rates *r, double rows, doubl
     *t_load = r->tile_n * (a->dqk + a->dv) * a->kv_bytes / r->port_bytes_s;
 }
 
-/* The MMAs and the softmax run on the whole tile of tile_rows rows,
- * the padding rows of a partial tile too (FlashAttention's warps own
- * fixed row slices and do not skip empty ones); only the Q load and the
- * O store see the `rows` real rows. */
-static double cta_time(const attn_k *a, const attn_rates *r, double rows, double tile_rows, double nb, double splits,
-                       double *fixed)
+/* One KV block's time in a CTA.  The MMAs and the softmax run on the
+ * whole tile of tile_rows rows, the padding rows of a partial tile too
+ * (FlashAttention's warps own fixed row slices and do not skip empty
+ * ones), so every CTA of a grid shares it. */
+static double block_time(const attn_k *a, const attn_rates *r, double tile_rows)
 {
-    double nbs = ceil(nb / splits);
-    if (nbs <= 0) nbs = 0;
     double t_mma, t_soft, t_load;
     block_times(a, r, tile_rows, &t_mma, &t_soft, &t_load);
-    double t_blk = r->overlap ? maxd(maxd(t_mma, t_soft) + FA3_OVERLAP_LOSS * mind(t_mma, t_soft), t_load)
-                              : maxd(t_mma + t_soft, t_load);
-    double q_load = rows * a->dqk * a->q_bytes / r->port_bytes_s;
-    double o_store = rows * a->dv * a->q_bytes / r->port_bytes_s;
-    *fixed = ATTN_CTA_DRAM_TRIPS * r->lat_dram + q_load + o_store;
-    return *fixed + nbs * t_blk;
+    return r->overlap ? maxd(maxd(t_mma, t_soft) + FA3_OVERLAP_LOSS * mind(t_mma, t_soft), t_load)
+                      : maxd(t_mma + t_soft, t_load);
 }
 
-/* Walks the grid: per sequence, per Q tile. */
-static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double tm, double splits, grid_acc *g)
+/* A CTA's start and finish: only the Q load and the O store see its
+ * `rows` real rows. */
+static double cta_fixed(const attn_k *a, const attn_rates *r, double rows)
+{
+    double q_load = rows * a->dqk * a->q_bytes / r->port_bytes_s;
+    double o_store = rows * a->dv * a->q_bytes / r->port_bytes_s;
+    return ATTN_CTA_DRAM_TRIPS * r->lat_dram + q_load + o_store;
+}
+
+/* A CTA's time over its share of nb KV blocks with the KV range split
+ * `splits` ways. */
+static inline double cta_time(double fx, double t_blk, double nb, const exact_div *splits)
+{
+    double nbs = splits->d == 1 ? nb : ceil_div(nb, splits);
+    if (nbs <= 0) nbs = 0;
+    return fx + nbs * t_blk;
+}
+
+/* A grid's sums while it is walked, in locals the compiler keeps in
+ * registers (grid_acc behind a pointer would go through memory on every
+ * tile). */
+typedef struct grid_sum {
+    double ctas, total_s, fixed_total_s, blocks, max_s, fixed_first_s, first;
+    int uniform;
+} grid_sum;
+
+/* One Q tile's CTAs (n of them, ct seconds each) into the grid. */
+static inline void grid_add(grid_sum *g, double n, double ct, double fx, double blocks)
+{
+    g->ctas += n;
+    g->total_s += n * ct;
+    g->fixed_total_s += n * fx;
+    g->blocks += blocks;
+    if (ct > g->max_s) g->max_s = ct;
+    if (g->first < 0) g->first = ct, g->fixed_first_s = fx;
+    else if (g->uniform && fabs(ct - g->first) > 1e-3 * g->first) g->uniform = 0;
+}
+
+/* The rest full tiles of an unmasked sequence, all like the one before. */
+static inline void grid_add_rest(grid_sum *g, double rest, double n, double ct, double fx, double heads, double mult,
+                                 double nb)
+{
+    g->ctas += rest * n;
+    g->total_s += rest * n * ct;
+    g->fixed_total_s += rest * n * fx;
+    g->blocks += rest * heads * mult * nb;
+}
+
+static void grid_done(const grid_sum *s, grid_acc *g)
 {
     memset(g, 0, sizeof *g);
-    g->uniform = 1;
+    g->ctas = s->ctas;
+    g->total_s = s->total_s;
+    g->fixed_total_s = s->fixed_total_s;
+    g->blocks = s->blocks;
+    g->max_s = s->max_s;
+    g->fixed_first_s = s->fixed_first_s;
+    g->uniform = s->uniform;
+}
+
+/* The Q tiles of a walk, kept so the split-KV search re-derives each
+ * split count's grid without walking the sequences again: the search
+ * runs only on grids with fewer CTAs than slots, so a grid there has at
+ * most that many tiles.  A record with rest > 0 stands for the rest
+ * full tiles of an unmasked sequence, all like the one before it. */
+#define WALK_TILES_MAX 512
+typedef struct walk_tile {
+    double nb, fx, rest;
+} walk_tile;
+typedef struct walk_tiles {
+    walk_tile t[WALK_TILES_MAX];
+    size_t n;
+    int overflow;
+    double t_blk, heads, mult;
+    double nb_max, fx_min; /* over every tile, kept or not */
+} walk_tiles;
+
+static inline void walk_keep(walk_tiles *w, double nb, double fx, double rest)
+{
+    if (!w) return;
+    w->nb_max = maxd(w->nb_max, nb);
+    w->fx_min = w->fx_min < 0 ? fx : mind(w->fx_min, fx);
+    if (w->n == WALK_TILES_MAX) {
+        w->overflow = 1;
+        return;
+    }
+    w->t[w->n++] = (walk_tile){nb, fx, rest};
+}
+
+/* Walks the grid: per sequence, per Q tile; keeps the tiles in w when
+ * w is not NULL. */
+static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double tm, double splits, grid_acc *g,
+                      walk_tiles *w)
+{
+    grid_sum gs = {0, 0, 0, 0, 0, 0, -1, 1};
     double g_ratio = a->h / a->hkv;
     double heads = packed ? a->hkv : a->h;
-    double first = -1;
     size_t nseq = a->lq || a->lkv ? a->nseq : 1;
     double mult = a->lq || a->lkv ? 1 : a->b;
+    double t_blk = block_time(a, r, tm), fx_full = cta_fixed(a, r, tm);
+    double n = heads * mult * splits;
+    int masked = a->causal || a->wl >= 0 || a->wr >= 0;
+    exact_div tn = exact_div_of(r->tile_n), sd = exact_div_of(splits);
+    if (w) w->n = 0, w->overflow = 0, w->t_blk = t_blk, w->heads = heads, w->mult = mult, w->nb_max = 0, w->fx_min = -1;
     for (size_t s = 0; s < nseq; s++) {
         double sq = a->lq ? (double)a->lq[s] : a->sq, sk = a->lkv ? (double)a->lkv[s] : a->skv;
         double rows_total = packed ? sq * g_ratio : sq;
         double tiles = ceil(rows_total / tm);
-        int masked = a->causal || a->wl >= 0 || a->wr >= 0;
+        int whole = !packed && tn.m && sq == floor(sq) && sk == floor(sk) && sk <= EXACT_DIV_X_MAX &&
+                    tm == floor(tm) && a->wl == floor(a->wl) && a->wr == floor(a->wr);
+        /* Every tile but the last has tm rows (tiles = ⌈rows_total/tm⌉). */
+        double rows_last = mind(tm, rows_total - (tiles - 1) * tm);
+        double fx_last = rows_last == tm ? fx_full : cta_fixed(a, r, rows_last);
         for (double t = 0; t < tiles; t++) {
             double rows = mind(tm, rows_total - t * tm);
             double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
             double p1 = packed ? floor((t * tm + rows - 1) / g_ratio) : t * tm + rows - 1;
-            double nb = tile_blocks(a, p0, p1, sq, sk, r->tile_n);
-            double fx;
-            double ct = cta_time(a, r, rows, tm, nb, splits, &fx);
-            double n = heads * mult * splits;
-            g->ctas += n;
-            g->total_s += n * ct;
-            g->fixed_total_s += n * fx;
-            g->blocks += heads * mult * nb;
-            if (ct > g->max_s) g->max_s = ct;
-            if (first < 0) first = ct, g->fixed_first_s = fx;
-            else if (fabs(ct - first) > 1e-3 * first) g->uniform = 0;
+            double nb = whole ? tile_blocks_whole(a, p0, p1, sk - sq, sk, &tn) : tile_blocks(a, p0, p1, sq, sk, &tn);
+            double fx = t == tiles - 1 ? fx_last : fx_full;
+            double ct = cta_time(fx, t_blk, nb, &sd);
+            grid_add(&gs, n, ct, fx, heads * mult * nb);
+            walk_keep(w, nb, fx, 0);
             if (!masked && tiles > 2 && t == 0) {
                 /* Unmasked: every full tile alike; the last may be short. */
                 double rest = tiles - 2;
-                g->ctas += rest * n;
-                g->total_s += rest * n * ct;
-                g->fixed_total_s += rest * n * fx;
-                g->blocks += rest * heads * mult * nb;
+                grid_add_rest(&gs, rest, n, ct, fx, heads, mult, nb);
+                walk_keep(w, nb, fx, rest);
                 t = tiles - 2;
             }
         }
     }
+    grid_done(&gs, g);
+}
+
+/* The grid of a kept walk with the KV range split `splits` ways: the
+ * same sums, in the same order, as grid_walk's. */
+static void grid_rewalk(const walk_tiles *w, double splits, grid_acc *g)
+{
+    grid_sum gs = {0, 0, 0, 0, 0, 0, -1, 1};
+    double heads = w->heads, mult = w->mult, t_blk = w->t_blk;
+    double n = heads * mult * splits;
+    exact_div sd = exact_div_of(splits);
+    /* Every kept nb is a whole number ≤ nb_max: ceil_div's checks hold. */
+    uint64_t si = (uint64_t)splits - 1;
+    int whole = sd.m && w->nb_max + splits < EXACT_DIV_X_MAX;
+    for (size_t i = 0; i < w->n; i++) {
+        const walk_tile *e = &w->t[i];
+        double ct = whole ? e->fx + (double)((((uint64_t)e->nb + si) * sd.m) >> 32) * t_blk
+                          : cta_time(e->fx, t_blk, e->nb, &sd);
+        if (e->rest > 0) grid_add_rest(&gs, e->rest, n, ct, e->fx, heads, mult, e->nb);
+        else grid_add(&gs, n, ct, e->fx, heads * mult * e->nb);
+    }
+    grid_done(&gs, g);
 }
 
 /* FA3's pack_gqa choice for a prefill (should_pack_gqa): the GQA heads
@@ -411,7 +566,8 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     double kv_rd = tkv * a.hkv * (a.dqk + a.dv) * a.kv_bytes;
     double t_kv = bwd ? 0 : f_in ? kv_rd / h.l2_bw : kv_rd / h.hbm_bw;
     grid_acc g;
-    grid_walk(&a, &r, packed, ptm, 1, &g);
+    walk_tiles kept;
+    grid_walk(&a, &r, packed, ptm, 1, &g, &kept);
     double best_splits = 1, t_grid = grid_time(&g, slots, t_kv), t_combine = 0, t_stream = grid_stream(&g, slots);
     double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
     /* FA2's varlen entry point, which a serving backend calls, splits
@@ -424,11 +580,28 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
          * (32) caps what FlashAttention's own heuristic (128) would take. */
         int smax = serving ? SERVING_SPLITS_MAX : SPLITS_MAX;
         for (int s = 2; s <= smax && s <= blocks_per_cta; s++) {
-            grid_acc gs;
-            grid_walk(&a, &r, packed, ptm, s, &gs);
+            /* The split grid's CTAs: every tile's count times s (whole
+             * numbers, so exactly what its walk would sum). */
+            double ctas_s = s * g.ctas;
             /* The combine kernel: fp32 partial O and LSE per split. */
-            double part = gs.ctas / s * s * ptm * (a.dv + 1) * 4;
+            double part = ctas_s / s * s * ptm * (a.dv + 1) * 4;
             double tc = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
+            /* A bound under the split grid's time, not walked: at least its
+             * longest CTA (the tile of most blocks, at the least fixed
+             * time) and its CTA-seconds over the slots (every CTA's share
+             * of its tile's blocks at least nb / s); with a margin far
+             * over the sums' rounding, a split count whose bound already
+             * loses cannot be chosen. */
+            double ct_lo = kept.n > 4 || kept.overflow ? cta_time(kept.fx_min, kept.t_blk, kept.nb_max, &(exact_div){(double)s, 0}) : 0;
+            double lo = maxd(ct_lo, (s * g.fixed_total_s + kept.t_blk * g.blocks) / slots);
+            /* (Worth it where a walk costs more than the bound.) */
+            if ((kept.n > 4 || kept.overflow) && lo * (1 - 1e-9) + tc >= t_grid + t_combine) {
+                if (ctas_s >= 2 * slots) break;
+                continue;
+            }
+            grid_acc gs;
+            if (kept.overflow) grid_walk(&a, &r, packed, ptm, s, &gs, NULL);
+            else grid_rewalk(&kept, s, &gs);
             double t = grid_time(&gs, slots, t_kv) + tc;
             if (t < t_grid + t_combine) {
                 t_stream = grid_stream(&gs, slots);
