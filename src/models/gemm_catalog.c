@@ -164,6 +164,8 @@ enum { H_TM, H_TN, H_TK, H_WM, H_WN, H_MMA_M, H_MMA_N, H_MMA_K, H_STAGES, H_WARP
 static const char *const hint_keys[H_COUNT] = {
     "cta_tile_m", "cta_tile_n", "cta_tile_k", "warp_tile_m", "warp_tile_n", "mma_m", "mma_n", "mma_k",
     "pipeline_stages", "warps_per_cta", "registers_per_thread", "split_k"};
+/* The longest hint key (registers_per_thread). */
+#define HINT_KEY_MAX 20
 
 /* Largest accepted value of each hint (H_*): beyond these no kernel exists
  * on any device we describe, and the tile arithmetic would leave int. */
@@ -179,12 +181,27 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
         const char *key = opm_op_attr_key(op, i);
         if (key[0] != 'c' && key[0] != 'w' && key[0] != 'm' && key[0] != 'p' && key[0] != 'r' && key[0] != 's')
             continue;
-        for (int j = 0; j < H_COUNT; j++)
-            if (key[1] == hint_keys[j][1] && strcmp(key, hint_keys[j]) == 0) {
-                has[j] = any = 1;
-                v[j] = opm_op_attr_int_at(op, i, 0);
-                break;
-            }
+        /* The length and last byte single out the one candidate (cta_tile_m,
+         * _n and _k differ only there), which strcmp then confirms: one
+         * compare per hint, not one per key of the table. */
+        size_t len = 0;
+        while (len <= HINT_KEY_MAX && key[len]) len++;
+        char last = len ? key[len - 1] : 0;
+        int j = -1;
+        switch (len) {
+        case 5: j = last == 'm' ? H_MMA_M : last == 'n' ? H_MMA_N : last == 'k' ? H_MMA_K : -1; break;
+        case 7: j = H_SPLIT; break;
+        case 10: j = last == 'm' ? H_TM : last == 'n' ? H_TN : last == 'k' ? H_TK : -1; break;
+        case 11: j = last == 'm' ? H_WM : last == 'n' ? H_WN : -1; break;
+        case 13: j = H_WARPS; break;
+        case 15: j = H_STAGES; break;
+        case 20: j = H_REGS; break;
+        default: break;
+        }
+        if (j >= 0 && strcmp(key, hint_keys[j]) == 0) {
+            has[j] = any = 1;
+            v[j] = opm_op_attr_int_at(op, i, 0);
+        }
     }
     if (!any) return 0;
     for (int j = 0; j < H_COUNT; j++) {
@@ -322,6 +339,7 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
     if (hinted == 1 && k.stages < 1)
         k.stages = persistent_stages(h, (double)(k.tm + k.tn) * k.tk * maxd(pb->a_bytes, pb->b_bytes));
     if (hinted == 1) {
+        int oversubscribed = 0;
         if (!opm_gemm_setup(pb, h, &k, &e)) {
             /* The hinted CTA does not fit an SM: run it one CTA per SM, as
              * a launch with an oversubscribed SM would serialise anyway. */
@@ -336,12 +354,13 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
             e.waves = e.full_waves + (e.tail_tiles > 0);
             e.wave_eff = e.tiles / (e.waves * e.slots);
             e.occ_limit = "oversubscribed";
+            oversubscribed = 1;
         }
         int found = 0;
         time_and_keep(pb, h, wave, &e, best, &found);
         /* A hinted tile without a split_k hint: split-K is chosen as for
          * the catalog (kernels that may run a split-K reduction). */
-        if (!k.split_hinted && best->ctas_per_sm >= 1 && strcmp(e.occ_limit, "oversubscribed"))
+        if (!k.split_hinted && best->ctas_per_sm >= 1 && !oversubscribed)
             split_k_sweep(pb, h, wave, k, 2, best, &found);
         return 0;
     }

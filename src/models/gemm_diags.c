@@ -14,16 +14,20 @@
 /* The kernel and its occupancy (both models). */
 void opm_gemm_put_kernel_diags(opm_profile *p, const gemm_eval *e)
 {
-    char name[64];
+    /* Formatted once: the typed twin's copy (opm_gemm_put_details, called
+     * next, keeps it) is made here. */
+    char name[OPM_DIAG_TEXT_BYTES] = "";
+    _Static_assert(sizeof p->gemm.kernel == sizeof name, "the kernel name fits both buffers alike");
     opm_gemm_kernel_name(&e->kern, name, sizeof name);
-    opm_diag_text(p, "kernel", name);
+    opm_diag_text_block(p, "kernel", name);
+    memcpy(p->gemm.kernel, name, sizeof name);
     size_t pos = 0;
     put_int(name, sizeof name, &pos, e->kern.tm);
     put_str(name, sizeof name, &pos, "x");
     put_int(name, sizeof name, &pos, e->kern.tn);
     put_str(name, sizeof name, &pos, "x");
     put_int(name, sizeof name, &pos, e->kern.tk);
-    opm_diag_text(p, "tile", name);
+    opm_diag_text_block(p, "tile", name);
     opm_diag_num(p, "split_k", e->kern.split_k);
     opm_diag_num(p, "pipeline_stages", e->kern.stages);
     opm_diag_num(p, "warps_per_cta", e->kern.warps);
@@ -34,12 +38,12 @@ void opm_gemm_put_kernel_diags(opm_profile *p, const gemm_eval *e)
     opm_diag_num(p, "dram_row_activations", e->dram_acts);
 }
 
-/* The typed twin of the kernel diagnostics (opm_gemm_details). */
+/* The typed twin of the kernel diagnostics (opm_gemm_details); after
+ * opm_gemm_put_kernel_diags, which wrote g->kernel. */
 void opm_gemm_put_details(opm_profile *p, const gemm_eval *e)
 {
     opm_gemm_details *g = &p->gemm;
     p->has_gemm = 1;
-    opm_gemm_kernel_name(&e->kern, g->kernel, sizeof g->kernel);
     int mi = e->kern.mi >= GEMM_MI_SIMT && e->kern.mi <= GEMM_MI_MME ? e->kern.mi : GEMM_MI_SIMT;
     opm_strlcpy(g->kernel_family, opm_hw_matrix_names[mi], sizeof g->kernel_family);
     g->tile_m = e->kern.tm;
@@ -146,10 +150,12 @@ static void put_smsp(char *buf, size_t cap, size_t *pos, double warps)
  * another's issue), "one_warp_per_scheduler" (every scheduler busy but
  * exposed to its warp's latencies), "idle_schedulers" (fewer warps than
  * schedulers: part of the SM cannot issue at all). */
-static const char *occupancy_class(double lo)
+static void put_occupancy_class(opm_profile *p, double lo)
 {
     /* lo: warps on the idlest scheduler. */
-    return lo >= 2 ? "latency_hiding" : lo >= 1 ? "one_warp_per_scheduler" : "idle_schedulers";
+    if (lo >= 2) opm_diag_text_lit(p, "occupancy_class", "latency_hiding");
+    else if (lo >= 1) opm_diag_text_lit(p, "occupancy_class", "one_warp_per_scheduler");
+    else opm_diag_text_lit(p, "occupancy_class", "idle_schedulers");
 }
 
 /* effective_roofline: raw vs effective rates, occupancy class, exact
@@ -157,12 +163,12 @@ static const char *occupancy_class(double lo)
 void opm_gemm_put_effective_diags(opm_profile *p, const gemm_eval *e)
 {
     static const char *const lim[GEMM_RES_COUNT] = {"compute", "smem", "l2", "dram"};
-    char buf[64];
+    char buf[OPM_DIAG_TEXT_BYTES] = "";
     put_rates(buf, e->raw_rate);
-    opm_diag_text(p, "raw_rates_per_s", buf);
+    opm_diag_text_block(p, "raw_rates_per_s", buf);
     put_rates(buf, e->eff_rate);
-    opm_diag_text(p, "effective_rates_per_s", buf);
-    opm_diag_text(p, "occupancy_class", occupancy_class(floor(e->sm_warps[e->dominant_tail] / WARPS_FOR_PEAK)));
+    opm_diag_text_block(p, "effective_rates_per_s", buf);
+    put_occupancy_class(p, floor(e->sm_warps[e->dominant_tail] / WARPS_FOR_PEAK));
     size_t pos = 0;
     buf[0] = '\0';
     for (int w = 0; w < 2; w++) {
@@ -171,7 +177,8 @@ void opm_gemm_put_effective_diags(opm_profile *p, const gemm_eval *e)
         put_str(buf, sizeof buf, &pos, w ? "tail " : "full ");
         put_smsp(buf, sizeof buf, &pos, e->sm_warps[w]);
     }
-    opm_diag_text(p, "smsp_warps", pos ? buf : "none");
+    if (pos) opm_diag_text_block(p, "smsp_warps", buf);
+    else opm_diag_text_lit(p, "smsp_warps", "none");
     double top = 0;
     for (int r = 0; r < GEMM_RES_COUNT; r++) top = maxd(top, e->phase_s[r]);
     pos = 0;
@@ -181,7 +188,8 @@ void opm_gemm_put_effective_diags(opm_profile *p, const gemm_eval *e)
             if (pos) put_str(buf, sizeof buf, &pos, ",");
             put_str(buf, sizeof buf, &pos, lim[r]);
         }
-    opm_diag_text(p, "tied_limits", pos ? buf : "none");
+    if (pos) opm_diag_text_block(p, "tied_limits", buf);
+    else opm_diag_text_lit(p, "tied_limits", "none");
     opm_diag_num(p, "tile_efficiency", e->tile_eff);
     opm_diag_num(p, "wave_efficiency", e->wave_eff);
     opm_diag_num(p, "prologue_s", e->t_prologue);
@@ -224,7 +232,7 @@ void opm_gemm_put_extra_diags(opm_profile *p, const gemm_extra *x)
 
 void opm_gemm_put_findings(opm_profile *p, const gemm_eval *e)
 {
-    char findings[64] = "";
+    char findings[OPM_DIAG_TEXT_BYTES] = "";
     size_t fl = 0;
     /* dram_activations: row activations, not bytes, set the DRAM read
      * time.  The text holds 63 bytes: findings that do not fit are left
@@ -240,5 +248,6 @@ void opm_gemm_put_findings(opm_profile *p, const gemm_eval *e)
             if (fl) put_str(findings, sizeof findings, &fl, ",");
             put_str(findings, sizeof findings, &fl, f[i]);
         }
-    opm_diag_text(p, "findings", fl ? findings : "none");
+    if (fl) opm_diag_text_block(p, "findings", findings); /* initialised throughout: = "" */
+    else opm_diag_text_lit(p, "findings", "none");
 }

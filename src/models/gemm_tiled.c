@@ -702,8 +702,10 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         goto roofline;
     }
     fallback = "depthwise or degenerate conv: roofline";
+    /* Cleared where a path may leave it partly unfilled (predict_conv may
+     * find no sub-kernel; the backward's three GEMMs); opm_gemm_choose
+     * copies a whole opm_gemm_setup-cleared record into it. */
     gemm_eval e;
-    memset(&e, 0, sizeof e); /* predict_conv may find no sub-kernel to fill it */
     gemm_extra x;
     x.groups_active = 0;
     x.conv_n = 0;
@@ -711,6 +713,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     x.quant_s = x.quant_read = x.quant_write = 0;
     x.dq_vec_flops = 0;
     if (kind == OPM_KIND_CONV) {
+        memset(&e, 0, sizeof e);
         rc = predict_conv(op, &h, wave, &e, &x, err);
         if (rc > 0) goto roofline;
         if (rc < 0) return -rc;
@@ -734,6 +737,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
              * forward's scale blocks: their scale work stays vector work. */
             pb.scale_bk = 0;
             pb.scale_blocks = 0;
+            memset(&e, 0, sizeof e);
             if ((rc = predict_backward(op, &pb, &h, wave, &e, err))) return rc;
             /* Every weight gradient is written: those of empty groups are zeros. */
             if (pb.groups > pb.b_mats) x.zero_bytes = (pb.groups - pb.b_mats) * pb.k * pb.n * pb.b_bytes;
@@ -808,8 +812,11 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     e.limit = lim;
     p->bound = lim == GEMM_LIM_FIXED ? OPM_BOUND_OVERHEAD
              : lim == GEMM_LIM_COMPUTE || lim == GEMM_LIM_POWER ? OPM_BOUND_COMPUTE : OPM_BOUND_MEMORY;
-    if (p->bound == OPM_BOUND_MEMORY)
-        opm_diag_text(p, "limiting_level", lim == GEMM_LIM_SMEM ? "sram" : lim == GEMM_LIM_L2 ? "l2" : "hbm");
+    if (p->bound == OPM_BOUND_MEMORY) {
+        if (lim == GEMM_LIM_SMEM) opm_diag_text_lit(p, "limiting_level", "sram");
+        else if (lim == GEMM_LIM_L2) opm_diag_text_lit(p, "limiting_level", "l2");
+        else opm_diag_text_lit(p, "limiting_level", "hbm");
+    }
     opm_diag_text(p, "limiting_resource", opm_gemm_limit_names[lim]);
     opm_gemm_put_kernel_diags(p, &e);
     opm_gemm_put_details(p, &e);

@@ -45,6 +45,31 @@ static inline void opm_diag_text_n(opm_profile *p, const char *key, size_t size,
     d->text[n] = '\0';
 }
 
+/* Text diagnostics whose copy needs no strnlen + memcpy (two library calls
+ * that cost more than the few bytes they move, ten times a prediction):
+ * opm_diag_text_lit takes a string literal (its size known at compile
+ * time), opm_diag_text_block a buffer of sizeof(opm_diag.text) bytes, all
+ * initialised and terminated within (the bytes after its end are copied
+ * too). */
+#define opm_diag_text_lit(p, key, lit) opm_diag_text_fixed(p, "" key "", sizeof(key), "" lit "", sizeof(lit))
+#define opm_diag_text_block(p, key, buf) opm_diag_text_fixed(p, "" key "", sizeof(key), buf, OPM_DIAG_TEXT_BYTES)
+#define OPM_DIAG_TEXT_BYTES sizeof(((opm_diag *)0)->text)
+
+static inline void opm_diag_text_fixed(opm_profile *p, const char *key, size_t size, const char *v, size_t vsize)
+{
+    if (p->diag_count >= OPM_MAX_DIAGS) {
+        p->diags_dropped++;
+        return;
+    }
+    opm_diag *d = &p->diags[p->diag_count++];
+    memcpy(d->key, key, size < sizeof d->key ? size : sizeof d->key);
+    d->key[sizeof d->key - 1] = '\0';
+    d->is_text = 1;
+    d->number = 0;
+    memcpy(d->text, v, vsize < sizeof d->text ? vsize : sizeof d->text);
+    d->text[sizeof d->text - 1] = '\0';
+}
+
 /* Copies a name into a profile's fixed buffer, cut to fit: the profile owns
  * its strings so it outlives the op and hardware. */
 static inline void opm_profile_copy_name(char *dst, size_t cap, const char *src)
