@@ -70,7 +70,10 @@ extern const char *const opm_role_name_list[];
 opm_tensor *opm_op_tensor_mut(opm_op *op, size_t i);
 /* opm_op_validate, then the op's counts computed once and kept on it, so
  * opm_op_count (and every prediction) copies them instead of counting.  Every
- * builder ends with this; any later mutation drops the kept counts. */
+ * builder ends with this.  Adding a tensor drops the kept counts (the op is
+ * being built again); an attribute or phase set or unset on an op whose counts
+ * were kept counts it again at once, so an op finished and then given kernel
+ * hints by the API still predicts without counting. */
 int opm_op_finalize(opm_op *op, opm_error *err);
 /* Recounts and keeps the counts of an op rewritten in place (tensor_mut). */
 void opm_op_cache_counts(opm_op *op);

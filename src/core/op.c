@@ -269,33 +269,40 @@ int opm_op_append_attr(opm_op *op, const char *key, size_t key_len, const opm_at
 
 int opm_op_set_bool(opm_op *op, const char *key, int value, opm_error *err)
 {
+    int had = op->counts_ok;
     attr *a = slot(op, key, err);
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_BOOL;
     a->b = value != 0;
+    if (had) opm_op_cache_counts(op);
     return 0;
 }
 
 int opm_op_set_int(opm_op *op, const char *key, int64_t value, opm_error *err)
 {
+    int had = op->counts_ok;
     attr *a = slot(op, key, err);
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_INT;
     a->i = value;
+    if (had) opm_op_cache_counts(op);
     return 0;
 }
 
 int opm_op_set_double(opm_op *op, const char *key, double value, opm_error *err)
 {
+    int had = op->counts_ok;
     attr *a = slot(op, key, err);
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_DOUBLE;
     a->d = value;
+    if (had) opm_op_cache_counts(op);
     return 0;
 }
 
 int opm_op_set_string(opm_op *op, const char *key, const char *value, opm_error *err)
 {
+    int had = op->counts_ok;
     attr *a = slot(op, key, err);
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_STRING;
@@ -303,12 +310,14 @@ int opm_op_set_string(opm_op *op, const char *key, const char *value, opm_error 
         op->n_attrs--;
         return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     }
+    if (had) opm_op_cache_counts(op);
     return 0;
 }
 
 int opm_op_set_ints(opm_op *op, const char *key, const int64_t *values, size_t count,
                     opm_error *err)
 {
+    int had = op->counts_ok;
     attr *a = slot(op, key, err);
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_INTS;
@@ -319,6 +328,7 @@ int opm_op_set_ints(opm_op *op, const char *key, const int64_t *values, size_t c
     }
     if (count) memcpy(a->ints, values, count * sizeof *values);
     a->n = count;
+    if (had) opm_op_cache_counts(op);
     return 0;
 }
 
@@ -342,15 +352,19 @@ int opm_op_unset(opm_op *op, const char *key)
 {
     attr *a = find_attr(op, key);
     if (!a) return 0;
+    int had = op->counts_ok;
     opm_op_unset_at(op, (size_t)(a - op->attrs));
+    if (had) opm_op_cache_counts(op);
     return 1;
 }
 
 int opm_op_set_phase(opm_op *op, opm_phase phase)
 {
     if ((unsigned)phase >= OPM_PHASE_COUNT) return OPM_EINVAL;
+    int had = op->counts_ok;
     op->counts_ok = 0;
     op->phase = phase;
+    if (had) opm_op_cache_counts(op);
     return 0;
 }
 

@@ -266,3 +266,33 @@ Test(ops, kept_counts_follow_changes)
     opm_op_free(copy);
     opm_op_free(op);
 }
+
+/* A finished op changed through the API (an attribute, the phase, an unset)
+ * counts exactly like one written that way: the counts it keeps are redone
+ * at each change, never left stale. */
+Test(ops, counts_kept_through_api_changes)
+{
+    opm_error err;
+    opm_op *op = opm_op_gemm(100, 30, 70, OPM_BF16, &err);
+    cr_assert_not_null(op, "%s", err.message);
+    cr_assert_eq(opm_op_set_bool(op, "bias", 1, &err), 0, "%s", err.message);
+    opm_counts got, want = counts_of("kind: gemm\nm: 100\nn: 30\nk: 70\ndtype: bf16\nbias: true\n");
+    cr_assert_eq(opm_op_count(op, &got, &err), 0, "%s", err.message);
+    cr_assert_eq(got.read_bytes, want.read_bytes);
+    cr_assert_eq(got.vector_flops, want.vector_flops);
+    cr_assert_eq(opm_op_set_phase(op, OPM_PHASE_TRAIN_BWD), 0);
+    want = counts_of("kind: gemm\nphase: train_bwd\nm: 100\nn: 30\nk: 70\ndtype: bf16\nbias: true\n");
+    cr_assert_eq(opm_op_count(op, &got, &err), 0, "%s", err.message);
+    cr_assert_eq(got.matrix_flops, want.matrix_flops);
+    cr_assert_eq(got.write_bytes, want.write_bytes);
+    cr_assert_eq(opm_op_unset(op, "bias"), 1);
+    want = counts_of("kind: gemm\nphase: train_bwd\nm: 100\nn: 30\nk: 70\ndtype: bf16\n");
+    cr_assert_eq(opm_op_count(op, &got, &err), 0, "%s", err.message);
+    cr_assert_eq(got.read_bytes, want.read_bytes);
+    cr_assert_eq(got.write_bytes, want.write_bytes);
+    /* A kernel hint changes no count and keeps them. */
+    cr_assert_eq(opm_op_set_int(op, "cta_tile_m", 128, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_op_count(op, &got, &err), 0, "%s", err.message);
+    cr_assert_eq(got.read_bytes, want.read_bytes);
+    opm_op_free(op);
+}
