@@ -29,17 +29,26 @@ static inline void opm_diag_num_n(opm_profile *p, const char *key, size_t size, 
     d->text[0] = '\0';
 }
 
-static inline void opm_diag_text_n(opm_profile *p, const char *key, size_t size, const char *v)
+/* The next diagnostic, keyed and marked as text; NULL (and counted as
+ * dropped) once the profile is full. */
+static inline opm_diag *opm_diag_text_slot(opm_profile *p, const char *key, size_t size)
 {
     if (p->diag_count >= OPM_MAX_DIAGS) {
         p->diags_dropped++;
-        return;
+        return NULL;
     }
     opm_diag *d = &p->diags[p->diag_count++];
     memcpy(d->key, key, size < sizeof d->key ? size : sizeof d->key);
     d->key[sizeof d->key - 1] = '\0';
     d->is_text = 1;
     d->number = 0;
+    return d;
+}
+
+static inline void opm_diag_text_n(opm_profile *p, const char *key, size_t size, const char *v)
+{
+    opm_diag *d = opm_diag_text_slot(p, key, size);
+    if (!d) return;
     size_t n = strnlen(v, sizeof d->text - 1);
     memcpy(d->text, v, n);
     d->text[n] = '\0';
@@ -57,15 +66,8 @@ static inline void opm_diag_text_n(opm_profile *p, const char *key, size_t size,
 
 static inline void opm_diag_text_fixed(opm_profile *p, const char *key, size_t size, const char *v, size_t vsize)
 {
-    if (p->diag_count >= OPM_MAX_DIAGS) {
-        p->diags_dropped++;
-        return;
-    }
-    opm_diag *d = &p->diags[p->diag_count++];
-    memcpy(d->key, key, size < sizeof d->key ? size : sizeof d->key);
-    d->key[sizeof d->key - 1] = '\0';
-    d->is_text = 1;
-    d->number = 0;
+    opm_diag *d = opm_diag_text_slot(p, key, size);
+    if (!d) return;
     memcpy(d->text, v, vsize < sizeof d->text ? vsize : sizeof d->text);
     d->text[sizeof d->text - 1] = '\0';
 }
