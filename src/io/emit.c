@@ -390,8 +390,9 @@ void sb_csv_field(strbuf *b, const char *s)
 }
 
 /* 1 for the bytes a JSON string holds as they are: printable ASCII but the
- * quote and the backslash. */
-static const unsigned char json_plain[256] = {
+ * quote and the backslash (DEL included).  The batch line scanner reads it
+ * too (op_line.c). */
+const unsigned char opm_json_plain[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
     1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -410,14 +411,14 @@ static const unsigned char json_plain[256] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-/* From the first byte of s[0..n) that json_plain does not pass: escapes,
+/* From the first byte of s[0..n) that opm_json_plain does not pass: escapes,
  * well-formed UTF-8 as is, other bytes as U+FFFD, up to a NUL or n. */
 static char *json_escape_tail(char *o, const unsigned char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     for (size_t i = 0; i < n && s[i]; i++) {
         unsigned char c = s[i];
-        if (json_plain[c]) {
+        if (opm_json_plain[c]) {
             *o++ = (char)c;
             continue;
         }
@@ -479,7 +480,7 @@ char *opm_put_json_string(char *o, const char *str, size_t cap)
         }
     }
 #endif
-    for (; i < cap && json_plain[s[i]]; i++) o[i] = (char)s[i];
+    for (; i < cap && opm_json_plain[s[i]]; i++) o[i] = (char)s[i];
     o += i;
     if (i < cap && s[i]) o = json_escape_tail(o, s + i, cap - i);
     *o++ = '"';

@@ -61,6 +61,9 @@ char *opm_put_u64(char *o, uint64_t v);
 /* sb_json_string's text of s: up to its NUL or cap bytes, whichever comes
  * first. */
 char *opm_put_json_string(char *o, const char *s, size_t cap);
+/* 1 for each byte a JSON string writes as it is (printable ASCII but the
+ * quote and the backslash). */
+extern const unsigned char opm_json_plain[256];
 /* Every byte escaped as \u00XX at worst, and the quotes. */
 #define OPM_JSON_STRING_ROOM(cap) (6 * (cap) + 2)
 /* A JSON string literal, escaped.  Bytes that are not well-formed UTF-8

@@ -45,33 +45,14 @@ static void ws(scan *s)
         s->p++;
 }
 
-/* 1 for the bytes a string keeps in the fast path: printable ASCII without
- * the quote, the backslash and DEL. */
-static const unsigned char str_byte[256] = {
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-};
-
-/* A string of printable ASCII without escapes; its text stays in the line. */
+/* A string of printable ASCII without escapes (the bytes the JSON writer
+ * passes as they are, but DEL, which the full parser words); its text stays
+ * in the line. */
 static int str(scan *s, const char **out, size_t *len)
 {
     if (s->p >= s->end || *s->p != '"') return -1;
     const char *b = ++s->p;
-    while (s->p < s->end && str_byte[(unsigned char)*s->p]) s->p++;
+    while (s->p < s->end && opm_json_plain[(unsigned char)*s->p] && *s->p != 0x7f) s->p++;
     if (s->p >= s->end || *s->p != '"' || s->p - b > MAX_TEXT) return -1;
     *out = b;
     *len = (size_t)(s->p - b);
