@@ -513,11 +513,13 @@ static opm_op *row_op(const opm_gemm_row *r, const opm_hardware *hw, int hints, 
     b[o + 1] = r->tb ? r->k : r->n;
     c[o] = r->m;
     c[o + 1] = r->n;
-    /* vLLM's fp8 CUTLASS kernels on a wgmma part: their tiles as hints. */
-    const char *mi = hw && hw->matrix_instruction > 0 ? opm_hw_matrix_names[hw->matrix_instruction - 1] : "";
-    int vllm_sm90 = !strcmp(mi, "wgmma") && (r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2);
+    /* vLLM's fp8 CUTLASS kernels on a part whose entry names wgmma (sm90) or
+     * mma_sync (sm89): their tiles as hints.  matrix_instruction is the index
+     * in opm_hw_matrix_names (GEMM_MI_* order) plus one, 0 when not given. */
+    int mi = hw ? hw->matrix_instruction - 1 : -1;
+    int vllm_sm90 = mi == GEMM_MI_WGMMA && (r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2);
     /* sm89's dispatch takes e4m3 only. */
-    int vllm_sm89 = !strcmp(mi, "mma_sync") && r->dtype == OPM_FP8_E4M3;
+    int vllm_sm89 = mi == GEMM_MI_MMA_SYNC && r->dtype == OPM_FP8_E4M3;
     /* fp8 GEMMs, and the int8 ones of the tensor-core sets, write bf16 (every
      * such source does); DeepBench's int8 GEMMs write int32 as given. */
     int wide_out = r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2 || (r->dtype == OPM_INT8 && r->timing);
