@@ -454,6 +454,79 @@ static double grid_time(const grid_acc *g, double slots, double t_dram)
     return maxd(g->fixed_total_s / slots + maxd((g->total_s - g->fixed_total_s) / slots, t_dram), g->max_s);
 }
 
+/* FA3's kBlockN on its Ampere/Ada path (tile_size_fwd_sm8x) when the
+ * KV range is split in a varlen call (varlen_and_split): 8 warps and a
+ * longer K/V tile at head dim 128, a shorter one elsewhere.  small_smem:
+ * the sm86/sm89 parts (100 KB of shared memory per SM against sm80's
+ * 164 KB), which the library tells apart by arch. */
+static double fa3_sm8x_split_tile_n(double d, int small_smem, int local)
+{
+    if (d <= 64) return 80;
+    if (d <= 96) return 48;
+    if (d <= 128) return local ? 96 : 112;
+    if (d <= 192) return 64;
+    return small_smem ? 48 : 64;
+}
+
+/* FA3's split count (hopper/heuristics.h num_splits_heuristic): no split
+ * when the grid's Q tiles nearly fill the SMs (unless one KV head
+ * overflows a 50 MB L2 and enough Q tiles re-read it) or the KV range
+ * has at most 4 blocks; else the fewest splits whose wave efficiency is
+ * within 0.85 of the best up to min(cap, SMs, blocks). */
+static int fa3_splits_heuristic(double mblocks_total, double sms, double nblk, double mblocks, double kv_head_bytes,
+                                int causal_or_local, int cap)
+{
+    if (mblocks_total >= 0.8 * sms) {
+        double l2 = 50.0 * 1024 * 1024;
+        if (kv_head_bytes > l2 && mblocks >= 2 * sms && !causal_or_local) return (int)mind(ceil(kv_head_bytes / l2), cap);
+        return 1;
+    }
+    if (nblk <= 4) return 1;
+    int smax = (int)mind(mind(cap, sms), nblk);
+    double best = 0;
+    for (int s = 1; s <= smax; s++) {
+        double w = mblocks_total * s / sms;
+        best = maxd(best, w / ceil(w));
+    }
+    for (int s = 1; s <= smax; s++) {
+        double w = mblocks_total * s / sms;
+        if (w / ceil(w) >= 0.85 * best) return s;
+    }
+    return 1;
+}
+
+/* FA3's varlen split count (flash_prepare_scheduler.cu): with at most
+ * 992 sequences the scheduler kernel gives each sequence
+ * ceil(blocks / blocks_per_sm) splits, at most the static count, where
+ * blocks_per_sm = ceil(1.1 × every sequence's Q tiles × KV blocks × heads
+ * / SMs); the static count is num_splits_heuristic's for one sequence. */
+static int fa3_num_splits(const attn_k *a, double sms, double tile_m, double tile_n, int varlen, int cap)
+{
+    /* FA3 packs the GQA heads whenever it splits. */
+    double g = a->h / a->hkv, heads = a->hkv;
+    size_t nseq = a->lq || a->lkv ? a->nseq : 1;
+    double mult = a->lq || a->lkv ? 1 : a->b;
+    double total = 0, nblk_max = 0, mb_max = 0, sk_max = 0;
+    for (size_t i = 0; i < nseq; i++) {
+        double sq = a->lq ? (double)a->lq[i] : a->sq, sk = a->lkv ? (double)a->lkv[i] : a->skv;
+        /* A window bounds the keys a sequence loads. */
+        if (a->wl >= 0 && a->wr >= 0) sk = mind(sk, a->wl + a->wr + 1 + tile_m);
+        double mb = ceil(sq * g / tile_m), nb = ceil(sk / tile_n);
+        total += mult * mb * nb;
+        nblk_max = maxd(nblk_max, nb);
+        mb_max = maxd(mb_max, mb);
+        sk_max = maxd(sk_max, a->lkv ? (double)a->lkv[i] : a->skv);
+    }
+    int dynamic = varlen && a->b <= 992;
+    int local = a->wl >= 0 || (a->wr >= 0 && !a->causal);
+    int st = fa3_splits_heuristic((dynamic ? 1 : a->b) * a->hkv * mb_max, sms, nblk_max, mb_max,
+                                  sk_max * (a->dqk + a->dv) * a->kv_bytes, a->causal || local, cap);
+    if (!dynamic) return st;
+    double bps = ceil(total * 1.1 * heads / sms);
+    /* The longest sequence's count: it sets the grid's longest CTA. */
+    return (int)maxd(1, mind(ceil(nblk_max / bps), st));
+}
+
 int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
                                  opm_error *err)
 {
@@ -574,7 +647,27 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
      * the KV range only when it swaps the GQA groups into the query rows
      * (mha_varlen_fwd: seqlenq_ngroups_swapped, one query per sequence). */
     int splittable = fa3 || !serving || (a.sq == 1 && a.h > a.hkv);
-    if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
+    if (!bwd && fa3) {
+        /* FA3 picks its split count by its own rule, not the fastest one.
+         * A serving backend's call is varlen (its scheduler's per-sequence
+         * count); on the Ampere/Ada path a varlen split runs a longer K/V
+         * tile. */
+        int varlen = serving || a.lq || a.lkv;
+        attn_rates rs = r;
+        if (!wgmma && varlen) rs.tile_n = fa3_sm8x_split_tile_n(a.dqk, h.smem_per_sm < 131072, a.wl >= 0);
+        int s = fa3_num_splits(&a, slots, ptm, rs.tile_n, varlen, serving ? SERVING_SPLITS_MAX : SPLITS_MAX);
+        if (s > 1) {
+            grid_acc gs;
+            grid_walk(&a, &rs, packed, ptm, s, &gs, NULL);
+            double part = gs.ctas * ptm * (a.dv + 1) * 4;
+            t_combine = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
+            t_stream = grid_stream(&gs, slots);
+            t_grid = grid_time(&gs, slots, t_kv);
+            best_splits = s;
+            g.blocks = gs.blocks;
+            r.tile_n = rs.tile_n;
+        }
+    } else if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
         /* A serving backend captures decode in CUDA graphs with its split
          * buffers sized up front: vLLM's flash_attn_max_num_splits_for_cuda_graph
          * (32) caps what FlashAttention's own heuristic (128) would take. */
