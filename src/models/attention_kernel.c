@@ -454,6 +454,60 @@ static double grid_time(const grid_acc *g, double slots, double t_dram)
     return maxd(g->fixed_total_s / slots + maxd((g->total_s - g->fixed_total_s) / slots, t_dram), g->max_s);
 }
 
+/* FA2 launches its CTAs in grid order, Q tile fastest (m_block =
+ * blockIdx.x, then the sequence, then the head), and the block
+ * scheduler starts each on the first SM to free up: a causal grid's
+ * short first tiles run first and its longest tiles last, so a grid of
+ * few waves ends in a tail that longest-first ordering (FA3's
+ * scheduler) avoids.  The makespan of that list schedule for a kept
+ * walk, whose tiles in order repeat per head, sequence and split: the
+ * last repetitions, LIST_SCHED_WAVES waves of CTAs at least, are
+ * scheduled CTA by CTA from slots all free together, after the others'
+ * CTA-seconds spread evenly over the slots (the tail depends on the last
+ * waves alone: within 1% of the whole schedule on FA2 causal grids of
+ * 256 to 16,384 CTAs).  0 where the walk was not kept whole. */
+#define LIST_SCHED_WAVES 2
+#define LIST_SCHED_SLOTS_MAX 512
+#define LIST_SCHED_CTAS_MAX 2048
+static double grid_list_schedule(const walk_tiles *w, double splits, double slots)
+{
+    if (w->overflow || slots > LIST_SCHED_SLOTS_MAX || slots < 1) return 0;
+    exact_div sd = exact_div_of(splits);
+    double per = 0, work = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        per += 1 + w->t[i].rest;
+        work += (1 + w->t[i].rest) * cta_time(w->t[i].fx, w->t_blk, w->t[i].nb, &sd);
+    }
+    double reps = w->heads * w->mult * splits;
+    double sim = mind(reps, ceil(LIST_SCHED_WAVES * slots / per));
+    if (per <= 0 || sim * per > LIST_SCHED_CTAS_MAX) return 0;
+    double hp[LIST_SCHED_SLOTS_MAX];
+    size_t n = (size_t)slots;
+    memset(hp, 0, n * sizeof hp[0]);
+    for (double r = 0; r < sim; r++) {
+        for (size_t i = 0; i < w->n; i++) {
+            double ct = cta_time(w->t[i].fx, w->t_blk, w->t[i].nb, &sd);
+            for (double k = 0; k <= w->t[i].rest; k++) {
+                /* The earliest free slot (the heap's root) takes it. */
+                double v = hp[0] + ct;
+                size_t j = 0;
+                for (;;) {
+                    size_t c = 2 * j + 1;
+                    if (c >= n) break;
+                    if (c + 1 < n && hp[c + 1] < hp[c]) c++;
+                    if (hp[c] >= v) break;
+                    hp[j] = hp[c];
+                    j = c;
+                }
+                hp[j] = v;
+            }
+        }
+    }
+    double m = 0;
+    for (size_t j = 0; j < n; j++) m = maxd(m, hp[j]);
+    return (reps - sim) * work / slots + m;
+}
+
 /* FA3's kBlockN on its Ampere/Ada path (tile_size_fwd_sm8x) when the
  * KV range is split in a varlen call (varlen_and_split): 8 warps and a
  * longer K/V tile at head dim 128, a shorter one elsewhere.  small_smem:
@@ -642,6 +696,7 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     walk_tiles kept;
     grid_walk(&a, &r, packed, ptm, 1, &g, &kept);
     double best_splits = 1, t_grid = grid_time(&g, slots, t_kv), t_combine = 0, t_stream = grid_stream(&g, slots);
+    if (!fa3 && !bwd && !g.uniform) t_grid = maxd(t_grid, grid_list_schedule(&kept, 1, slots));
     double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
     /* FA2's varlen entry point, which a serving backend calls, splits
      * the KV range only when it swaps the GQA groups into the query rows
