@@ -508,6 +508,29 @@ static double grid_list_schedule(const walk_tiles *w, double splits, double slot
     return (reps - sim) * work / slots + m;
 }
 
+/* FA2's split count (flash_api.cpp num_splits_heuristic, called by
+ * set_params_splitkv with twice the SMs: two 128-thread CTAs per SM):
+ * none when the grid nearly fills them, else the fewest splits whose
+ * wave efficiency is within 0.85 of the best, skipping counts that give
+ * the same blocks per split as one fewer. */
+static int fa2_splits_heuristic(double ctas, double sms, double nblk, int cap)
+{
+    if (ctas >= 0.8 * sms) return 1;
+    int smax = (int)mind(mind(cap, sms), nblk);
+    double best = 0;
+    for (int s = 1; s <= smax; s++) {
+        if (s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
+        double w = ctas * s / sms;
+        best = maxd(best, w / ceil(w));
+    }
+    for (int s = 1; s <= smax; s++) {
+        if (s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
+        double w = ctas * s / sms;
+        if (w / ceil(w) >= 0.85 * best) return s;
+    }
+    return 1;
+}
+
 /* FA3's kBlockN on its Ampere/Ada path (tile_size_fwd_sm8x) when the
  * KV range is split in a varlen call (varlen_and_split): 8 warps and a
  * longer K/V tile at head dim 128, a shorter one elsewhere.  small_smem:
@@ -721,6 +744,22 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
             best_splits = s;
             g.blocks = gs.blocks;
             r.tile_n = rs.tile_n;
+        }
+    } else if (!bwd && splittable) {
+        /* FA2 picks its split count by its own heuristic too, over the
+         * longest sequence's KV blocks. */
+        double nblk = 0;
+        size_t nseq = a.lkv ? a.nseq : 1;
+        for (size_t i = 0; i < nseq; i++) nblk = maxd(nblk, ceil((a.lkv ? (double)a.lkv[i] : a.skv) / r.tile_n));
+        int s = fa2_splits_heuristic(g.ctas, 2 * slots, nblk, serving ? SERVING_SPLITS_MAX : SPLITS_MAX);
+        if (s > 1) {
+            grid_acc gs;
+            grid_walk(&a, &r, packed, ptm, s, &gs, NULL);
+            double part = gs.ctas * ptm * (a.dv + 1) * 4;
+            t_combine = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
+            t_stream = grid_stream(&gs, slots);
+            t_grid = grid_time(&gs, slots, t_kv);
+            best_splits = s;
         }
     } else if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
         /* A serving backend captures decode in CUDA graphs with its split
