@@ -702,8 +702,9 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
         double nkv = tq * a.hkv * (a.dqk + a.dv) * a.kv_bytes;
         /* It and the scheduler kernel before the attention kernel (FA3's
          * prepare_varlen_num_blocks, FlashInfer's plan) each cost a
-         * kernel floor: the fixed time and a DRAM round trip. */
-        t_cache = SERVING_EXTRA_KERNELS * (h.fixed_s + h.lat_dram_s) +
+         * kernel floor: the fixed time and a DRAM round trip.  FA2 has no
+         * scheduler kernel (its grid is fixed at launch). */
+        t_cache = (SERVING_EXTRA_KERNELS - (fa3 ? 0 : 1)) * (h.fixed_s + h.lat_dram_s) +
                   (f_in ? (2 * nkv + tq * 8) / h.l2_bw : (nkv + tq * 8) / h.hbm_bw + nkv / h.hbm_write_bw);
         rd -= nkv + tq * 8;
         wr -= nkv;
