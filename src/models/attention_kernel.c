@@ -444,14 +444,16 @@ static double grid_stream(const grid_acc *g, double slots)
     return (g->total_s - g->fixed_total_s) / slots;
 }
 
-static double grid_time(const grid_acc *g, double slots, double t_dram)
+static double grid_time(const grid_acc *g, double slots, double per_sm, double t_dram)
 {
     if (g->ctas <= 0) return 0;
+    /* per_sm CTAs share an SM: their starts and finishes overlap, their
+     * streaming (the SM's MMA, softmax and load pipes) does not. */
     if (g->uniform) {
-        double w = ceil(g->ctas / slots);
-        return w * g->fixed_first_s + maxd(w * (g->max_s - g->fixed_first_s), t_dram);
+        double w = ceil(g->ctas / (slots * per_sm));
+        return w * g->fixed_first_s + maxd(ceil(g->ctas / slots) * (g->max_s - g->fixed_first_s), t_dram);
     }
-    return maxd(g->fixed_total_s / slots + maxd((g->total_s - g->fixed_total_s) / slots, t_dram), g->max_s);
+    return maxd(g->fixed_total_s / (slots * per_sm) + maxd((g->total_s - g->fixed_total_s) / slots, t_dram), g->max_s);
 }
 
 /* FA2 launches its CTAs in grid order, Q tile fastest (m_block =
@@ -529,6 +531,27 @@ static int fa2_splits_heuristic(double ctas, double sms, double nblk, int cap)
         if (w / ceil(w) >= 0.85 * best) return s;
     }
     return 1;
+}
+
+/* CTAs resident per SM.  FA3's Ampere/Ada kernel declares two blocks
+ * per SM for its 4-warp CTAs (MinBlocksPerMultiprocessor: 255 registers
+ * a thread fit twice) and FA2's heuristics count on two 128-thread CTAs
+ * per SM (set_params_splitkv); both keep one stage of the Q, K and V
+ * tiles in shared memory, so two fit only where the SM holds twice that.
+ * FA3's warp-specialised Hopper CTAs and 8-warp CTAs: one. */
+static double attn_ctas_per_sm(const attn_k *a, int warp_specialised, double warps, double tm, double tn,
+                               double smem_sm)
+{
+    if (warp_specialised || warps != 4) return 1;
+    double smem = tm * a->dqk * a->q_bytes + tn * (a->dqk + a->dv) * a->kv_bytes;
+    return smem > 0 && 2 * smem <= smem_sm ? 2 : 1;
+}
+
+/* Warps of FA3's Ampere/Ada CTA (tile_size_fwd_sm8x): 4 up to head dim
+ * 96 and at 128 on sm80 unsplit, 8 otherwise. */
+static double fa3_sm8x_warps(double d, int small_smem, int varlen_split)
+{
+    return d <= 96 || (d <= 128 && !small_smem && !varlen_split) ? 4 : 8;
 }
 
 /* FA3's kBlockN on its Ampere/Ada path (tile_size_fwd_sm8x) when the
@@ -650,11 +673,10 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     }
     /* Shared memory of a CTA: the Q tile and two stages of K and V. */
     double smem = (tm * a.dqk * a.q_bytes + 2 * r.tile_n * (a.dqk + a.dv) * a.kv_bytes);
-    /* One CTA per SM: FA3's warp-specialised CTAs take the register file
-     * (setmaxnreg), FA2's 4-warp CTAs at 255 registers leave room for
-     * two only where their shared memory fits too; the measured decode
-     * floors (latency-bound grids) show one per SM on every GPU here. */
     double slots = h.num_sms;
+    int small_smem = h.smem_per_sm < 131072;
+    double per_sm = attn_ctas_per_sm(&a, r.overlap, fa3 ? fa3_sm8x_warps(a.dqk, small_smem, 0) : 4, tm, r.tile_n,
+                                     h.smem_per_sm);
 
     /* Decode-like: few query rows per KV head; pack the GQA heads. */
     double rows_per_kv = a.sq * a.h / a.hkv;
@@ -719,8 +741,8 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     grid_acc g;
     walk_tiles kept;
     grid_walk(&a, &r, packed, ptm, 1, &g, &kept);
-    double best_splits = 1, t_grid = grid_time(&g, slots, t_kv), t_combine = 0, t_stream = grid_stream(&g, slots);
-    if (!fa3 && !bwd && !g.uniform) t_grid = maxd(t_grid, grid_list_schedule(&kept, 1, slots));
+    double best_splits = 1, t_grid = grid_time(&g, slots, per_sm, t_kv), t_combine = 0, t_stream = grid_stream(&g, slots);
+    if (!fa3 && !bwd && !g.uniform && per_sm == 1) t_grid = maxd(t_grid, grid_list_schedule(&kept, 1, slots));
     double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
     /* FA2's varlen entry point, which a serving backend calls, splits
      * the KV range only when it swaps the GQA groups into the query rows
@@ -733,15 +755,17 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
          * tile. */
         int varlen = serving || a.lq || a.lkv;
         attn_rates rs = r;
-        if (!wgmma && varlen) rs.tile_n = fa3_sm8x_split_tile_n(a.dqk, h.smem_per_sm < 131072, a.wl >= 0);
+        if (!wgmma && varlen) rs.tile_n = fa3_sm8x_split_tile_n(a.dqk, small_smem, a.wl >= 0);
         int s = fa3_num_splits(&a, slots, ptm, rs.tile_n, varlen, serving ? SERVING_SPLITS_MAX : SPLITS_MAX);
         if (s > 1) {
             grid_acc gs;
             grid_walk(&a, &rs, packed, ptm, s, &gs, NULL);
+            if (!wgmma && varlen)
+                per_sm = attn_ctas_per_sm(&a, 0, fa3_sm8x_warps(a.dqk, small_smem, 1), ptm, rs.tile_n, h.smem_per_sm);
             double part = gs.ctas * ptm * (a.dv + 1) * 4;
             t_combine = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
             t_stream = grid_stream(&gs, slots);
-            t_grid = grid_time(&gs, slots, t_kv);
+            t_grid = grid_time(&gs, slots, per_sm, t_kv);
             best_splits = s;
             g.blocks = gs.blocks;
             r.tile_n = rs.tile_n;
@@ -759,7 +783,7 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
             double part = gs.ctas * ptm * (a.dv + 1) * 4;
             t_combine = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
             t_stream = grid_stream(&gs, slots);
-            t_grid = grid_time(&gs, slots, t_kv);
+            t_grid = grid_time(&gs, slots, per_sm, t_kv);
             best_splits = s;
         }
     } else if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
@@ -790,10 +814,10 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
             grid_acc gs;
             if (kept.overflow) grid_walk(&a, &r, packed, ptm, s, &gs, NULL);
             else grid_rewalk(&kept, s, &gs);
-            double t = grid_time(&gs, slots, t_kv) + tc;
+            double t = grid_time(&gs, slots, per_sm, t_kv) + tc;
             if (t < t_grid + t_combine) {
                 t_stream = grid_stream(&gs, slots);
-                t_grid = grid_time(&gs, slots, t_kv);
+                t_grid = grid_time(&gs, slots, per_sm, t_kv);
                 t_combine = tc;
                 best_splits = s;
             }
@@ -842,9 +866,9 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     opm_diag_num(p, "tile_m", ptm);
     opm_diag_num(p, "tile_n", r.tile_n);
     opm_diag_num(p, "ctas", g.ctas * best_splits);
-    opm_diag_num(p, "ctas_per_sm", 1);
+    opm_diag_num(p, "ctas_per_sm", per_sm);
     opm_diag_num(p, "shared_memory_bytes_per_cta", smem);
-    opm_diag_num(p, "waves", g.ctas * best_splits / slots);
+    opm_diag_num(p, "waves", g.ctas * best_splits / (slots * per_sm));
     opm_diag_num(p, "kv_splits", best_splits);
     opm_diag_num(p, "kv_blocks", g.blocks);
     opm_diag_num(p, "grid_time_s", t_grid);
