@@ -772,11 +772,16 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
         }
     } else if (!bwd && splittable) {
         /* FA2 picks its split count by its own heuristic too, over the
-         * longest sequence's KV blocks. */
-        double nblk = 0;
-        size_t nseq = a.lkv ? a.nseq : 1;
-        for (size_t i = 0; i < nseq; i++) nblk = maxd(nblk, ceil((a.lkv ? (double)a.lkv[i] : a.skv) / r.tile_n));
-        int s = fa2_splits_heuristic(g.ctas, 2 * slots, nblk, serving ? SERVING_SPLITS_MAX : SPLITS_MAX);
+         * longest sequence's KV blocks and its grid counted in 64-row Q
+         * blocks (set_params_splitkv: the split kernel's kBlockM). */
+        double nblk = 0, mb = 0;
+        size_t nseq = a.lkv || a.lq ? a.nseq : 1;
+        for (size_t i = 0; i < nseq; i++) {
+            nblk = maxd(nblk, ceil((a.lkv ? (double)a.lkv[i] : a.skv) / r.tile_n));
+            mb = maxd(mb, ceil((a.lq ? (double)a.lq[i] : a.sq) * (packed ? a.h / a.hkv : 1) / 64));
+        }
+        double mblocks = a.b * (packed ? a.hkv : a.h) * mb;
+        int s = fa2_splits_heuristic(mblocks, 2 * slots, nblk, serving ? SERVING_SPLITS_MAX : SPLITS_MAX);
         if (s > 1) {
             grid_acc gs;
             grid_walk(&a, &r, packed, ptm, s, &gs, NULL);
