@@ -32,13 +32,17 @@
  * softmax follows the MMAs, max(MMA + softmax, loads).  A CTA also pays
  * its start (block-table and Q loads: two DRAM latencies), one exposed
  * K/V load latency and its O store.  The grid's time is the busiest
- * slot's (one CTA per SM): uniform CTAs run in whole waves, causal ones are balanced
- * (longest first, as FA3's scheduler orders them) so the grid takes
- * max(total / slots, longest CTA).  When the grid does not fill the
- * slots, the KV range is split (FlashDecoding) into the count in 1…128
- * (1…32 for a serving backend under CUDA graphs) that minimises grid time
- * plus the combine kernel (its fixed time share, the fp32 partial outputs
- * and LSEs through L2).  A wave's CTAs start and finish together and
+ * SM's: one CTA per SM, or two 4-warp CTAs where one stage of their
+ * tiles fits twice in its shared memory (FA3's sm8x kernel, FA2), whose
+ * starts overlap and whose streaming shares the SM.  Uniform CTAs run
+ * in whole waves; causal ones are balanced under FA3's longest-first
+ * scheduler, max(total / slots, longest CTA), and list-scheduled in
+ * launch order (short tiles first) under FA2.  The KV range is split
+ * (FlashDecoding) into the count the library's own heuristic picks
+ * (FA3's num_splits_heuristic and varlen scheduler, FA2's
+ * num_splits_heuristic; at most 32 for a serving backend under CUDA
+ * graphs), plus the combine kernel (its fixed time share, the fp32
+ * partial outputs and LSEs through L2).  A wave's CTAs start and finish together and
  * stream K/V in between, so per wave the start and finish add to the
  * longer of the SMs' streaming and the wave's share of the K/V DRAM time.
  * The kernel is also bound by its DRAM bytes (Q, K, V, O and the block
@@ -623,6 +627,7 @@ static int fa3_num_splits(const attn_k *a, double sms, double tile_m, double til
                                   sk_max * (a->dqk + a->dv) * a->kv_bytes, a->causal || local, cap);
     if (!dynamic) return st;
     double bps = ceil(total * 1.1 * heads / sms);
+    if (!(bps >= 1)) return 1; /* no KV block to split */
     /* The longest sequence's count: it sets the grid's longest CTA. */
     return (int)maxd(1, mind(ceil(nblk_max / bps), st));
 }
