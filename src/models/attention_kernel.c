@@ -523,16 +523,17 @@ static int fa2_splits_heuristic(double ctas, double sms, double nblk, int cap)
 {
     if (ctas >= 0.8 * sms) return 1;
     int smax = (int)mind(mind(cap, sms), nblk);
-    double best = 0;
-    for (int s = 1; s <= smax; s++) {
+    /* In single precision, as the library computes it. */
+    float best = 0, t = (float)ctas, n = (float)sms;
+    for (int s = 1; s <= smax && best < 1; s++) {
         if (s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
-        double w = ctas * s / sms;
-        best = maxd(best, w / ceil(w));
+        float w = t * (float)s / n;
+        if (w / ceilf(w) > best) best = w / ceilf(w);
     }
     for (int s = 1; s <= smax; s++) {
         if (s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
-        double w = ctas * s / sms;
-        if (w / ceil(w) >= 0.85 * best) return s;
+        float w = t * (float)s / n;
+        if (w / ceilf(w) >= 0.85 * best) return s;
     }
     return 1;
 }
@@ -587,14 +588,16 @@ static int fa3_splits_heuristic(double mblocks_total, double sms, double nblk, d
     }
     if (nblk <= 4) return 1;
     int smax = (int)mind(mind(cap, sms), nblk);
-    double best = 0;
-    for (int s = 1; s <= smax; s++) {
-        double w = mblocks_total * s / sms;
-        best = maxd(best, w / ceil(w));
+    /* In single precision, as the library computes it; no efficiency
+     * exceeds a whole last wave's 1. */
+    float best = 0, t = (float)mblocks_total, n = (float)sms;
+    for (int s = 1; s <= smax && best < 1; s++) {
+        float w = t * (float)s / n;
+        if (w / ceilf(w) > best) best = w / ceilf(w);
     }
     for (int s = 1; s <= smax; s++) {
-        double w = mblocks_total * s / sms;
-        if (w / ceil(w) >= 0.85 * best) return s;
+        float w = t * (float)s / n;
+        if (w / ceilf(w) >= 0.85 * best) return s;
     }
     return 1;
 }
@@ -622,14 +625,18 @@ static int fa3_num_splits(const attn_k *a, double sms, double tile_m, double til
         sk_max = maxd(sk_max, a->lkv ? (double)a->lkv[i] : a->skv);
     }
     int dynamic = varlen && a->b <= 992;
+    double dyn = 1;
+    if (dynamic) {
+        double bps = ceil(total * 1.1 * heads / sms);
+        if (!(bps >= 1)) return 1; /* no KV block to split */
+        /* The longest sequence's count: it sets the grid's longest CTA. */
+        dyn = ceil(nblk_max / bps);
+        if (dyn <= 1) return 1; /* whatever the static count */
+    }
     int local = a->wl >= 0 || (a->wr >= 0 && !a->causal);
     int st = fa3_splits_heuristic((dynamic ? 1 : a->b) * a->hkv * mb_max, sms, nblk_max, mb_max,
                                   sk_max * (a->dqk + a->dv) * a->kv_bytes, a->causal || local, cap);
-    if (!dynamic) return st;
-    double bps = ceil(total * 1.1 * heads / sms);
-    if (!(bps >= 1)) return 1; /* no KV block to split */
-    /* The longest sequence's count: it sets the grid's longest CTA. */
-    return (int)maxd(1, mind(ceil(nblk_max / bps), st));
+    return dynamic ? (int)mind(dyn, st) : st;
 }
 
 int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
