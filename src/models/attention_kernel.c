@@ -327,11 +327,10 @@ static void grid_done(const grid_sum *s, grid_acc *g)
     g->uniform = s->uniform;
 }
 
-/* The Q tiles of a walk, kept so the split-KV search re-derives each
- * split count's grid without walking the sequences again: the search
- * runs only on grids with fewer CTAs than slots, so a grid there has at
- * most that many tiles.  A record with rest > 0 stands for the rest
- * full tiles of an unmasked sequence, all like the one before it. */
+/* The Q tiles of a walk in launch order, kept for FA2's list schedule
+ * (grid_list_schedule) without walking the sequences again.  A record
+ * with rest > 0 stands for the rest full tiles of an unmasked sequence,
+ * all like the one before it. */
 #define WALK_TILES_MAX 512
 typedef struct walk_tile {
     double nb, fx, rest;
@@ -341,14 +340,11 @@ typedef struct walk_tiles {
     size_t n;
     int overflow;
     double t_blk, heads, mult;
-    double nb_max, fx_min; /* over every tile, kept or not */
 } walk_tiles;
 
 static inline void walk_keep(walk_tiles *w, double nb, double fx, double rest)
 {
     if (!w) return;
-    w->nb_max = maxd(w->nb_max, nb);
-    w->fx_min = w->fx_min < 0 ? fx : mind(w->fx_min, fx);
     if (w->n == WALK_TILES_MAX) {
         w->overflow = 1;
         return;
@@ -370,7 +366,7 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
     double n = heads * mult * splits;
     int masked = a->causal || a->wl >= 0 || a->wr >= 0;
     exact_div tn = exact_div_of(r->tile_n), sd = exact_div_of(splits);
-    if (w) w->n = 0, w->overflow = 0, w->t_blk = t_blk, w->heads = heads, w->mult = mult, w->nb_max = 0, w->fx_min = -1;
+    if (w) w->n = 0, w->overflow = 0, w->t_blk = t_blk, w->heads = heads, w->mult = mult;
     for (size_t s = 0; s < nseq; s++) {
         double sq = a->lq ? (double)a->lq[s] : a->sq, sk = a->lkv ? (double)a->lkv[s] : a->skv;
         double rows_total = packed ? sq * g_ratio : sq;
@@ -397,27 +393,6 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
                 t = tiles - 2;
             }
         }
-    }
-    grid_done(&gs, g);
-}
-
-/* The grid of a kept walk with the KV range split `splits` ways: the
- * same sums, in the same order, as grid_walk's. */
-static void grid_rewalk(const walk_tiles *w, double splits, grid_acc *g)
-{
-    grid_sum gs = {0, 0, 0, 0, 0, 0, -1, 1};
-    double heads = w->heads, mult = w->mult, t_blk = w->t_blk;
-    double n = heads * mult * splits;
-    exact_div sd = exact_div_of(splits);
-    /* Every kept nb is a whole number ≤ nb_max: ceil_div's checks hold. */
-    uint64_t si = (uint64_t)splits - 1;
-    int whole = sd.m && w->nb_max + splits < EXACT_DIV_X_MAX;
-    for (size_t i = 0; i < w->n; i++) {
-        const walk_tile *e = &w->t[i];
-        double ct = whole ? e->fx + (double)((((uint64_t)e->nb + si) * sd.m) >> 32) * t_blk
-                          : cta_time(e->fx, t_blk, e->nb, &sd);
-        if (e->rest > 0) grid_add_rest(&gs, e->rest, n, ct, e->fx, heads, mult, e->nb);
-        else grid_add(&gs, n, ct, e->fx, heads * mult * e->nb);
     }
     grid_done(&gs, g);
 }
@@ -755,7 +730,6 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     grid_walk(&a, &r, packed, ptm, 1, &g, &kept);
     double best_splits = 1, t_grid = grid_time(&g, slots, per_sm, t_kv), t_combine = 0, t_stream = grid_stream(&g, slots);
     if (!fa3 && !bwd && !g.uniform && per_sm == 1) t_grid = maxd(t_grid, grid_list_schedule(&kept, 1, slots));
-    double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
     /* FA2's varlen entry point, which a serving backend calls, splits
      * the KV range only when it swaps the GQA groups into the query rows
      * (mha_varlen_fwd: seqlenq_ngroups_swapped, one query per sequence). */
@@ -802,43 +776,6 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
             t_stream = grid_stream(&gs, slots);
             t_grid = grid_time(&gs, slots, per_sm, t_kv);
             best_splits = s;
-        }
-    } else if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
-        /* A serving backend captures decode in CUDA graphs with its split
-         * buffers sized up front: vLLM's flash_attn_max_num_splits_for_cuda_graph
-         * (32) caps what FlashAttention's own heuristic (128) would take. */
-        int smax = serving ? SERVING_SPLITS_MAX : SPLITS_MAX;
-        for (int s = 2; s <= smax && s <= blocks_per_cta; s++) {
-            /* The split grid's CTAs: every tile's count times s (whole
-             * numbers, so exactly what its walk would sum). */
-            double ctas_s = s * g.ctas;
-            /* The combine kernel: fp32 partial O and LSE per split. */
-            double part = ctas_s / s * s * ptm * (a.dv + 1) * 4;
-            double tc = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
-            /* A bound under the split grid's time, not walked: at least its
-             * longest CTA (the tile of most blocks, at the least fixed
-             * time) and its CTA-seconds over the slots (every CTA's share
-             * of its tile's blocks at least nb / s); with a margin far
-             * over the sums' rounding, a split count whose bound already
-             * loses cannot be chosen. */
-            double ct_lo = kept.n > 4 || kept.overflow ? cta_time(kept.fx_min, kept.t_blk, kept.nb_max, &(exact_div){(double)s, 0}) : 0;
-            double lo = maxd(ct_lo, (s * g.fixed_total_s + kept.t_blk * g.blocks) / slots);
-            /* (Worth it where a walk costs more than the bound.) */
-            if ((kept.n > 4 || kept.overflow) && lo * (1 - 1e-9) + tc >= t_grid + t_combine) {
-                if (ctas_s >= 2 * slots) break;
-                continue;
-            }
-            grid_acc gs;
-            if (kept.overflow) grid_walk(&a, &r, packed, ptm, s, &gs, NULL);
-            else grid_rewalk(&kept, s, &gs);
-            double t = grid_time(&gs, slots, per_sm, t_kv) + tc;
-            if (t < t_grid + t_combine) {
-                t_stream = grid_stream(&gs, slots);
-                t_grid = grid_time(&gs, slots, per_sm, t_kv);
-                t_combine = tc;
-                best_splits = s;
-            }
-            if (gs.ctas >= 2 * slots) break;
         }
     }
     if (bwd) {
