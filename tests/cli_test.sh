@@ -1459,5 +1459,22 @@ fails_cleanly "validate-artifact: a kernel list without kernels is an error nami
 run "$BIN" validate-artifact --data-dir "$T/nonexistent"
 fails_cleanly "validate-artifact of a missing folder: one line, exit 2"
 
+# tools/gemm_same_shape.py: shapes matched on (batch, m, n, k, transposes), the
+# repeated one by its median, unmatched ones left out, B / A by m bucket.
+HDR='hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us'
+printf '%s\nh,fp16,1,1,64,64,0,1,0,2\nh,fp16,1,512,64,64,0,1,0,10\nh,fp16,1,512,64,64,0,1,0,30\nh,fp16,1,8,8,8,0,1,0,5\n' "$HDR" > "$T/ssa.csv"
+printf '%s\nh,bf16,1,1,64,64,0,1,0,3\nh,bf16,1,512,64,64,0,1,0,40\nh,bf16,1,8,8,8,1,1,0,9\n' "$HDR" > "$T/ssb.csv"
+run python3 tools/gemm_same_shape.py "$T/ssa.csv" "$T/ssb.csv" --rows
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q '^2 shapes in common' "$T/out" && why="expected 2 shapes in common"
+[ -z "$why" ] && ! grep -q '^| 1-16 | 1 | 1.50 |' "$T/out" && why="m = 1 ratio is not 3 / 2"
+[ -z "$why" ] && ! grep -q '^| 257-512 | 1 | 2.00 |' "$T/out" && why="m = 512 ratio is not 40 / median(10, 30)"
+[ -z "$why" ]
+report $? "gemm_same_shape.py: matched shapes, median of repeats, B / A by m bucket" "$why"
+run python3 tools/gemm_same_shape.py "$T/ssa.csv" "$T/ssa.csv"
+[ "$RC" -eq 0 ] && grep -q '^| all | 3 | 1.00 | 1.00 |' "$T/out"
+report $? "gemm_same_shape.py: a file against itself is 1.00 everywhere" "$(first_err)"
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
