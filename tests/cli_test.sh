@@ -511,7 +511,8 @@ done
 report $? "validate-gemm-latency --format json: invalid UTF-8 in a CSV's source gives valid JSON" "$why"
 
 # The 63-byte source tag ends inside the "é": the table and the per-row CSV
-# drop the partial character instead of printing half of it.
+# drop the partial character instead of printing half of it (in the CSV the
+# group is followed by the models' kernel columns).
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_utf8" --output-csv "$T/gemm_utf8_rows.csv"
 why=""
 [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
@@ -519,7 +520,7 @@ why=""
 long = b"|" + b"x" * 62
 table, rows = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
 assert long + b"=" in table and long + b"\xc3" not in table
-assert long + b"\n" in rows and long + b"\xc3" not in rows' "$T/out" "$T/gemm_utf8_rows.csv" 2>/dev/null &&
+assert long + b"," in rows and long + b"\xc3" not in rows' "$T/out" "$T/gemm_utf8_rows.csv" 2>/dev/null &&
     why="half of the cut character in the table or the CSV"
 [ -z "$why" ]
 report $? "validate-gemm-latency: a source tag cut at 63 bytes ends on a whole UTF-8 character" "$why"
@@ -605,6 +606,41 @@ mkdir -p "$T/gemm_split"
     echo "t4,fp32,1,64,64,65536,0,1,1,100,volta_sgemm_64x64_tn,t:c/x,64,0"
 } >"$T/gemm_split/rows.csv"
 launch_column gemm_split t4 0.5 "validate-gemm-latency: split_k sets a row's K slices; a bad value is a bad row"
+
+# --output-csv says what each model chose per row: an L40S fp8 row of
+# vLLM's cutlass scaled_mm names the tile of vLLM's sm89 dispatch for its M
+# and N (128x128x64, 5 stages, above M 256 with N up to 4096), and with the
+# kernel column ignored a catalog kernel instead; the roofline names none,
+# and every tile-modelled row names its limiting resource.
+mkdir -p "$T/gemm_labels"
+{
+    echo "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing"
+    echo "l40s,fp8_e4m3,1,4096,3584,32,0,1,0,100,dynquant+cutlass_fp8_scaled_mm,t:a/x,dynamic,graph"
+    echo "l40s,bf16,1,4096,4096,4096,0,1,0,600,F.linear,t:b/x,none,graph"
+} >"$T/gemm_labels/rows.csv"
+for col in hints ignore; do
+    flag=""
+    [ "$col" = ignore ] && flag="--ignore-kernel-column"
+    run "$BIN" validate-gemm-latency --data-dir "$T/gemm_labels" --no-calibrate-fixed-overhead --compare-rooflines \
+        $flag --output-csv "$T/gemm_labels_$col.csv"
+    why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && ! python3 -c 'import csv, sys
+rows = {r["dtype"]: r for r in csv.DictReader(open(sys.argv[1]))}
+fp8, bf16 = rows["fp8_e4m3"], rows["bf16"]
+for r in (fp8, bf16):
+    assert r["roofline_kernel"] == "" and r["roofline_limiting_resource"] == "", r
+    for m in ("extended_roofline", "effective_roofline"):
+        assert r[m + "_kernel"] and r[m + "_limiting_resource"].endswith("_limited"), r
+assert bf16["extended_roofline_kernel"].startswith("tensorop_"), bf16
+if sys.argv[2] == "hints":
+    assert fp8["extended_roofline_kernel"] == "hinted_128x128x64_s5", fp8
+else:
+    assert fp8["extended_roofline_kernel"].startswith("tensorop_"), fp8' "$T/gemm_labels_$col.csv" "$col" 2>"$T/py_err" &&
+        why="$(cat "$T/py_err" "$T/gemm_labels_$col.csv")"
+    [ -z "$why" ]
+    report $? "validate-gemm-latency --output-csv ($col): each model's kernel and limiting resource per row" "$why"
+done
 
 mkdir -p "$T/gemm_empty"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"

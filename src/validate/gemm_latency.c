@@ -598,10 +598,31 @@ static int may_cap(const opm_hardware *hw, opm_dtype dt)
            opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32) > 0;
 }
 
+/* Copies what the prediction p says it chose (kernel, limiting resource)
+ * into l, truncated to fit. */
+static void copy_label(char *dst, size_t cap, const char *src)
+{
+    size_t n = 0;
+    while (src && src[n] && n + 1 < cap) {
+        dst[n] = src[n];
+        n++;
+    }
+    dst[n] = '\0';
+}
+
+static void label_row(const opm_profile *p, opm_gemm_row_label *l)
+{
+    const opm_gemm_details *g = opm_profile_gemm(p);
+    const opm_diag *d = opm_profile_diag(p, "limiting_resource");
+    copy_label(l->kernel, sizeof l->kernel, g ? g->kernel : NULL);
+    copy_label(l->limit, sizeof l->limit, d && d->is_text ? d->text : NULL);
+}
+
 /* Predicts the rows of hardware only_hw (-1: all); with group_overhead_s,
  * only those the power cap may limit, on hardware carrying the overhead. */
 static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
-                        const double *group_overhead_s, int only_hw, double *base, opm_error *err)
+                        const double *group_overhead_s, int only_hw, double *base, opm_gemm_row_label *labels,
+                        opm_error *err)
 {
     const opm_model *m = opm_model_find(model);
     if (!m) return opm_err(err, OPM_ENOTFOUND, "--model", "no model named '%s' (see `opmodel models`)", model);
@@ -614,6 +635,7 @@ static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_k
         if (only_hw >= 0 && r->hw != only_hw) continue;
         if (group_overhead_s && !may_cap(ds->hw[r->hw], r->dtype)) continue;
         base[i] = NAN;
+        if (labels) labels[i].kernel[0] = labels[i].limit[0] = '\0';
         const opm_hardware *hw;
         if (hw_for_row(ds, r, group_overhead_s, &cache, &n_cache, &hw)) {
             rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
@@ -622,7 +644,10 @@ static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_k
         if (!hw) continue;
         opm_op *op = row_op(r, hw, use_kernel_column, NULL);
         if (!op) continue;
-        if (m->predict(op, hw, &p, NULL) == 0) base[i] = p.latency_s - p.overhead_s;
+        if (m->predict(op, hw, &p, NULL) == 0) {
+            base[i] = p.latency_s - p.overhead_s;
+            if (labels) label_row(&p, &labels[i]);
+        }
         opm_op_free(op);
     }
     for (size_t i = 0; i < n_cache; i++) opm_hardware_free(cache[i].h);
@@ -633,13 +658,19 @@ static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_k
 int opm_gemm_base_predictions(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, double *base,
                               opm_error *err)
 {
-    return predict_rows(ds, model, use_kernel_column, NULL, -1, base, err);
+    return predict_rows(ds, model, use_kernel_column, NULL, -1, base, NULL, err);
+}
+
+int opm_gemm_base_predictions_labelled(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
+                                       double *base, opm_gemm_row_label *labels, opm_error *err)
+{
+    return predict_rows(ds, model, use_kernel_column, NULL, -1, base, labels, err);
 }
 
 int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
                                      const double *group_overhead_s, int only_hw, double *base, opm_error *err)
 {
-    return predict_rows(ds, model, use_kernel_column, group_overhead_s, only_hw, base, err);
+    return predict_rows(ds, model, use_kernel_column, group_overhead_s, only_hw, base, NULL, err);
 }
 
 /* ---- calibration split ---- */

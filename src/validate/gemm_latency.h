@@ -161,6 +161,18 @@ typedef struct opm_gemm_validate_opts {
  * splitting K inside the kernel). */
 int opm_gemm_base_predictions(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, double *base,
                               opm_error *err);
+/* What the model chose for one row: the kernel it timed (the typed GEMM
+ * details' name) and the resource it names as limiting (the
+ * limiting_resource diagnostic); "" where the model gives none (the
+ * roofline, a fallback, a failed row). */
+typedef struct opm_gemm_row_label {
+    char kernel[64];
+    char limit[32];
+} opm_gemm_row_label;
+/* opm_gemm_base_predictions that also fills labels (ds->n_rows entries)
+ * from the same predictions, for the per-row CSV. */
+int opm_gemm_base_predictions_labelled(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
+                                       double *base, opm_gemm_row_label *labels, opm_error *err);
 /* Re-predicts, into base, the rows of hardware only_hw (-1: all) that a
  * power cap may limit (their hardware has tdp_w and an energy per FLOP),
  * each on its hardware carrying its group's overhead group_overhead_s[g]
