@@ -238,6 +238,10 @@ static int entry_text(const ectx *c, const doc_node *q, const char *opname, strb
  * PyTorch's stride rules and the library version rather than on the
  * architecture (docs/workload.md, "What the kernel lists leave out"). */
 
+/* No implied tensor beyond 2^50 elements (a convolution's output that large
+ * gets none): far past any real layer, and its byte counts stay exact. */
+#define IMPLIED_MAX_ELEMS ((uint64_t)1 << 50)
+
 typedef enum wl_arch { ARCH_NONE, ARCH_RESNET_BASIC, ARCH_RESNET_BOTTLENECK, ARCH_MOBILEVIT, ARCH_GPT2 } wl_arch;
 
 static const struct {
@@ -402,10 +406,15 @@ static int arch_after(opm_workload *w, arch_state *a, const doc_node *e, const d
         /* entry_text checked the fields: hw, rs, stride, padding bounded. */
         int64_t hw = qint(q, "hw"), rs = qint(q, "rs"), st = qint(q, "stride"), pad = qint(q, "padding");
         int64_t ho = hw + 2 * pad >= rs ? (hw + 2 * pad - rs) / st + 1 : 0;
-        a->have_conv = ho > 0;
+        int64_t b = qint(q, "b"), m = qint(q, "m");
+        /* Its output's element count bounds every implied tensor's. */
+        int ok = 1;
+        uint64_t hw2 = ho > 0 ? opm_mul((uint64_t)ho, (uint64_t)ho, &ok) : 0;
+        uint64_t n = opm_mul(opm_mul((uint64_t)b, (uint64_t)m, &ok), hw2, &ok);
+        a->have_conv = ho > 0 && ok && n <= IMPLIED_MAX_ELEMS;
         if (!a->have_conv) return 0;
-        a->b = qint(q, "b");
-        a->m = qint(q, "m");
+        a->b = b;
+        a->m = m;
         a->ho = ho;
         snprintf(a->dt, sizeof a->dt, "%s", qstr(q, "precM"));
         /* MobileViTLayer's conv_1x1 has no norm: the transformer follows. */
