@@ -234,9 +234,11 @@ static int entry_text(const ectx *c, const doc_node *q, const char *opname, strb
  *   torch.where(causal_mask, scores, min) (not listed) in every layer.
  *
  * Not added: copies (contiguous, cat, the head split's reshapes), embedding
- * gathers, mask construction and scalar fills, whose presence depends on
- * PyTorch's stride rules and the library version rather than on the
- * architecture (docs/workload.md, "What the kernel lists leave out"). */
+ * gathers, mask construction, scalar fills and the language models' small
+ * casts, whose presence depends on PyTorch's stride rules and the library
+ * version, and which a per-kernel launch interval calibrated on the lists
+ * can only absorb while every family's list lacks them alike
+ * (docs/workload.md, "What the kernel lists leave out"). */
 
 /* No implied tensor beyond 2^50 elements (a convolution's output that large
  * gets none): far past any real layer, and its byte counts stay exact. */
