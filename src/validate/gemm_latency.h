@@ -33,10 +33,12 @@ typedef struct opm_gemm_row {
     double latency_s;
     int cls;                     /* GC_* */
     int group;                   /* calibration group (hardware × source tag) */
-    /* The kernel column, when it names a cuBLAS SIMT sgemm: its CTA tile in
-     * our m/n terms, K depth, warps, warp tile, sliced-K and whether a
-     * split-K reduction ran.  kern_tm = 0 when unknown. */
-    int16_t kern_tm, kern_tn, kern_tk, kern_warps, kern_wm, kern_wn;
+    /* The kernel column, when it names a cuBLAS SIMT sgemm or a Composable
+     * Kernel XDL instance: its CTA tile in our m/n terms, K depth, warps,
+     * warp tile, sliced-K and whether a split-K reduction ran; kern_stages
+     * the pipeline depth the name implies (0: the model's default).
+     * kern_tm = 0 when unknown. */
+    int16_t kern_tm, kern_tn, kern_tk, kern_warps, kern_wm, kern_wn, kern_stages;
     unsigned char kern_splitk;
     /* The split_k column: the K slices the launch grid shows (its z over
      * the batch), 0 when not given; with the kernel, a split_k hint. */

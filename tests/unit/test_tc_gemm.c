@@ -779,6 +779,35 @@ Test(tc_gemm, vllm_cutlass_fp8_sm89_tiles)
     rmdir(dir);
 }
 
+/* A Composable Kernel instance in the kernel column (aiter's CK labels)
+ * runs its own tile: on a 16-row block-scaled GEMM the 128x128 tile pads
+ * M eight-fold and keeps a 128-deep K step per block, so it is slower than
+ * the 16x64 tile the same row names, and both differ from automatic
+ * selection; a bf16 row without a CK name is untouched by the column. */
+Test(tc_gemm, ck_instance_tiles)
+{
+    char dir[512], path[600];
+    rows_csv("tc_ck", dir, sizeof dir, path, sizeof path,
+             "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
+             "mi300x,fp8_e4m3,1,16,1280,5120,0,1,0,17,a8w8_blockscale:ck:256x16x64x256[e4m3fnuz],t,block,kernel\n"
+             "mi300x,fp8_e4m3,1,16,1280,5120,0,1,0,17,a8w8_blockscale:ck:256x128x128x128[e4m3fnuz],t,block,kernel\n"
+             "mi300x,bf16,1,16,1280,5120,0,1,0,17,F.linear,t,none,kernel\n");
+    opm_error err;
+    opm_gemm_dataset ds;
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
+    cr_assert_eq(ds.n_rows, 3);
+    double with[3], without[3];
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, with, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 0, without, &err), 0, "%s", err.message);
+    cr_assert_gt(with[1], with[0], "%g vs %g", with[1], with[0]);
+    cr_assert_neq(with[0], without[0]);
+    cr_assert_eq(without[0], without[1]);
+    cr_assert_eq(with[2], without[2]);
+    opm_gemm_dataset_free(&ds);
+    remove(path);
+    rmdir(dir);
+}
+
 /* The leave-one-hardware-out refit finds the constants the rows were made
  * with: rows whose latencies are the model's own at atomic 30 cycles and
  * back-to-back fraction 0.8 (a copy of the hardware carrying those
