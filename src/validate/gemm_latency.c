@@ -26,9 +26,10 @@
  * the median of measured − max(overlap, kernel).  A group that borrows its
  * overhead borrows its overlap from the same groups.
  *
- * A row's kernel column gives hints: a cuBLAS SIMT sgemm name its tile, and
- * vLLM's `cutlass` `scaled_mm` on a wgmma part the tile of vLLM's sm90 fp8
- * dispatch.  The two constants that time fp8 activation quantisation are
+ * A row's kernel column gives hints: a cuBLAS SIMT sgemm name its tile, a
+ * Composable Kernel XDL instance (aiter's labels) its tile, waves and
+ * pipeline depth, and vLLM's `cutlass` `scaled_mm` on a wgmma part the tile
+ * of vLLM's sm90 fp8 dispatch.  The two constants that time fp8 activation quantisation are
  * refitted here too (opm_gemm_refit_constants): a grid over their bounds on
  * every hardware and without each one, from per-row terms, no new
  * predictions.

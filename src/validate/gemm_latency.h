@@ -174,7 +174,9 @@ int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *mod
 /* Parses a cuBLAS SIMT kernel name ("ampere_sgemm_128x64_tn",
  * "volta_sgemm_32x32_sliced1x4_nn", "sgemm_32x32x32_NN", "+splitkreduce_kernel"
  * suffix) and its recorded launch block (threads, the threads_per_cta
- * column; 0 when unknown) into r's kern_* fields; returns 1 when recognised. */
+ * column; 0 when unknown), or a Composable Kernel XDL instance name
+ * ("a8w8_blockscale:ck:256x16x64x256": BlockSize x MPerBlock x NPerBlock x
+ * KPerBlock), into r's kern_* fields; returns 1 when recognised. */
 int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r);
 /* The contract §4 columns both loaders read (validate's and calibrate's):
  * hardware through latency_us are required, the rest optional. */
