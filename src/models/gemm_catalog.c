@@ -270,7 +270,11 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
 
 /* Kernel k at split-K s0, 2·s0, … up to 32: split-K only pays when the
  * output tiles leave SMs idle, and each split keeps at least 4 K
- * iterations.  Every configuration that runs replaces *best when faster
+ * iterations.  Block-scaled MFMA kernels (CK's ab_scale GEMMs, which
+ * aiter's tuner splits) take aiter's own bounds instead
+ * (compute_gemm_SplitK, aiter/ops/gemm_op_a8w8.py): no more splits than
+ * CUs per output tile, and splits × K tile < 2K, so a split may hold a
+ * single K tile.  Every configuration that runs replaces *best when faster
  * (or when none was *found yet). */
 /* Times the kernel set up in e and keeps it in *best when faster (or the
  * first found). */
@@ -301,8 +305,9 @@ static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn
                           gemm_eval *best, int *found)
 {
     gemm_eval e;
+    int ck = k.mi == GEMM_MI_MFMA && h->tensor && pb->scale_bk > 0;
     for (int s = s0; s <= 32; s *= 2) {
-        if (s > 1 && cdivd(pb->k, (double)s * k.tk) < 4) break;
+        if (s > 1 && (ck ? (double)s * k.tk >= 2 * pb->k : cdivd(pb->k, (double)s * k.tk) < 4)) break;
         /* A batched launch puts the batch on the grid's z dimension,
          * which split-K kernels use for their K slices: cuBLAS runs
          * batched GEMMs unsplit (docs/gemm_models.md, "Batched GEMMs"). */
@@ -310,6 +315,7 @@ static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn
         k.split_k = s;
         if (!opm_gemm_setup(pb, h, &k, &e)) break;
         if (s > 1 && e.tiles / s >= e.slots) break;
+        if (s > 1 && ck && e.tiles > h->num_sms) break;
         time_and_keep(pb, h, wave, &e, best, found);
     }
 }

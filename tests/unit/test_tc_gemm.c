@@ -614,6 +614,40 @@ Test(tc_gemm, mfma_block_scale_dequant)
     opm_hardware_free(h100);
 }
 
+/* Block-scaled MFMA kernels split K within aiter's bounds: a 16-row GEMM
+ * of 8 tiles of 16x64x256 over K = 6144 splits into pieces of fewer than
+ * the 4 K tiles other kernels keep, and never into more pieces than the
+ * CUs; the same tile per-tensor-scaled keeps 4 K tiles per split. */
+Test(tc_gemm, mfma_block_scaled_split_k_bounds)
+{
+    opm_hardware *mi = builtin_hw("mi300x");
+    const char *fmt = "{\"kind\": \"gemm\", \"m\": 16, \"n\": %d, \"k\": 6144, \"dtype\": \"fp8_e4m3\", "
+                      "\"out_dtype\": \"bf16\", \"transpose_b\": true, \"attrs\": {%s\"cta_tile_m\": 16, "
+                      "\"cta_tile_n\": 64, \"cta_tile_k\": 256, \"warps_per_cta\": 4, \"pipeline_stages\": 2}}";
+    const char *blocks = "\"scale_a\": \"block\", \"scale_b\": \"block\", \"scale_block_a\": [1, 128], "
+                         "\"scale_block_b\": [128, 128], ";
+    const char *tensor = "\"scale_a\": \"tensor\", \"scale_b\": \"tensor\", ";
+    char json[768];
+    snprintf(json, sizeof json, fmt, 512, blocks);
+    opm_op *blk = op_json(json);
+    snprintf(json, sizeof json, fmt, 512, tensor);
+    opm_op *per_tensor = op_json(json);
+    snprintf(json, sizeof json, fmt, 4096, blocks);
+    opm_op *wide = op_json(json);
+    opm_profile b = predict_ok("extended_roofline", blk, mi), t = predict_ok("extended_roofline", per_tensor, mi),
+                w = predict_ok("extended_roofline", wide, mi);
+    double sb = diag_num(&b, "split_k"), st = diag_num(&t, "split_k");
+    cr_assert_gt(sb, 6144.0 / (4 * 256), "split %g", sb);
+    cr_assert_leq(st, 6144.0 / (4 * 256), "split %g", st);
+    cr_assert_leq(diag_num(&b, "tiles"), 304);
+    /* 64 tiles: at most 4 pieces each on 304 CUs. */
+    cr_assert_leq(diag_num(&w, "split_k"), 4);
+    opm_op_free(blk);
+    opm_op_free(per_tensor);
+    opm_op_free(wide);
+    opm_hardware_free(mi);
+}
+
 /* A second resident CTA does not hide the dequantisation: a 64x64 kernel
  * (two fit a CU's LDS) with two tiles on every CU takes twice the K-loop
  * compute time of one tile per CU. */
