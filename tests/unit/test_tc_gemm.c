@@ -648,6 +648,33 @@ Test(tc_gemm, mfma_block_scaled_split_k_bounds)
     opm_hardware_free(mi);
 }
 
+/* A hinted tile the occupancy rules call too big for an SM (16x128x256 fp8
+ * over two LDS stages: 72 KiB of a 64 KiB LDS) runs one CTA per SM, and
+ * split-K is still chosen for it: 24 output tiles leave most of 304 CUs
+ * idle, and splitting is faster than the unsplit launch. */
+Test(tc_gemm, oversubscribed_hint_still_splits)
+{
+    opm_hardware *mi = builtin_hw("mi300x");
+    const char *fmt = "{\"kind\": \"gemm\", \"m\": 1, \"n\": 3072, \"k\": 6144, \"dtype\": \"fp8_e4m3\", "
+                      "\"out_dtype\": \"bf16\", \"transpose_b\": true, \"attrs\": {\"scale_a\": \"block\", "
+                      "\"scale_b\": \"block\", \"scale_block_a\": [1, 128], \"scale_block_b\": [128, 128], "
+                      "\"cta_tile_m\": 16, \"cta_tile_n\": 128, \"cta_tile_k\": 256, \"warps_per_cta\": 4, "
+                      "\"pipeline_stages\": 2%s}}";
+    char json[768];
+    snprintf(json, sizeof json, fmt, "");
+    opm_op *free_split = op_json(json);
+    snprintf(json, sizeof json, fmt, ", \"split_k\": 1");
+    opm_op *unsplit = op_json(json);
+    opm_profile f = predict_ok("extended_roofline", free_split, mi), u = predict_ok("extended_roofline", unsplit, mi);
+    cr_assert_str_eq(diag(&u, "occupancy_limit")->text, "oversubscribed");
+    cr_assert_str_eq(diag(&f, "occupancy_limit")->text, "oversubscribed");
+    cr_assert_gt(diag_num(&f, "split_k"), 1);
+    cr_assert_lt(f.latency_s, u.latency_s, "%g vs %g", f.latency_s, u.latency_s);
+    opm_op_free(free_split);
+    opm_op_free(unsplit);
+    opm_hardware_free(mi);
+}
+
 /* A second resident CTA does not hide the dequantisation: a 64x64 kernel
  * (two fit a CU's LDS) with two tiles on every CU takes twice the K-loop
  * compute time of one tile per CU. */
