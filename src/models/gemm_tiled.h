@@ -112,6 +112,12 @@ typedef struct gemm_hw {
     double hbm_write_bw;         /* hbm_bw × DRAM_WRITE_EFF */
     double hbm_act_s;            /* DRAM time one row activation costs: DRAM_ACT_BYTES at the datasheet rate */
     double lat_l2_s, lat_dram_s; /* load-to-use latencies */
+    /* The mean L2-hit latency of a GEMM's operand and output lines, which
+     * lie evenly over the L2's partitions: lat_l2_s for the 1 in P near
+     * the SM, the level's far_latency_cycles for the others (A100: lines
+     * stay in their home partition, a far hit crosses between them); lat_l2_s
+     * where the level gives no far latency. */
+    double lat_l2_mean_s;
     double max_ctas, max_warps, regs_per_sm, smem_per_sm, warp_size;
     int fma[3];
     double fixed_s;              /* device_fixed_overhead_cycles / clock */

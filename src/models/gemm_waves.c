@@ -40,7 +40,7 @@ void opm_gemm_wave_in(const gemm_problem *pb, const gemm_hw *h, const gemm_eval 
     w->epi_tile_s = (double)k->tm * k->tn * w->out_elem / h->l2_port_sm;
     if (k->mi == GEMM_MI_MMA_SYNC)
         w->epi_tile_s += mind(k->tm, pb->m) * mind(k->tn, pb->n) * 2.0 * EPILOGUE_ACC_BYTES / h->smem_bw_sm;
-    w->lat_s = h->lat_l2_s + miss * (h->lat_dram_s - h->lat_l2_s);
+    w->lat_s = h->lat_l2_mean_s + miss * (h->lat_dram_s - h->lat_l2_mean_s);
     w->dq_s = 0;
     if (k->mi == GEMM_MI_MFMA && h->tensor && pb->scale_bk > 0) {
         double simds = mind((double)k->warps, MFMA_SIMDS_PER_CU);
@@ -82,7 +82,7 @@ static double fixup_s(const gemm_hw *h, const gemm_eval *e)
     if (pieces <= 1) return 0;
     /* Every piece but the last writes an fp32 partial tile, the last reads them. */
     double bytes = 2 * (nt - e->tail_tiles) * e->kern.tm * e->kern.tn * 4.0;
-    return h->lat_l2_s + bytes / h->l2_bw;
+    return h->lat_l2_mean_s + bytes / h->l2_bw;
 }
 
 void opm_gemm_wave_refill(const gemm_hw *h, gemm_eval *e, int w, double count, double ctas)
@@ -98,8 +98,8 @@ void opm_gemm_wave_end(const gemm_problem *pb, const gemm_hw *h, gemm_eval *e, d
 {
     double pro = first_pro > 0 ? first_pro : 0, fixup = fixup_s(h, e);
     e->t_prologue += pro;
-    e->t_epilogue += h->lat_l2_s + fixup;
-    e->body_s += pro + h->lat_l2_s + fixup;
+    e->t_epilogue += h->lat_l2_mean_s + fixup;
+    e->body_s += pro + h->lat_l2_mean_s + fixup;
     if (e->kern.split_k > 1) {
         e->t_reduce = opm_gemm_reduce_s(pb, h, &e->kern);
         e->body_s += e->t_reduce;
@@ -202,7 +202,7 @@ static void effective_class(const gemm_hw *h, const gemm_wave_in *in, const wave
     double t_c = opm_gemm_iter_compute_s(t_mma, kit * in->dq_s, a);
     double t_s = a * kit * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
     double inflight = sms * a * (k->stages > 1 ? k->stages - 1 : 1) * tile_iter_bytes;
-    double r_l2 = isinf(h->l2_bw) ? HUGE_VAL : mind(mind(h->l2_bw, sms * h->l2_port_sm), inflight / h->lat_l2_s);
+    double r_l2 = isinf(h->l2_bw) ? HUGE_VAL : mind(mind(h->l2_bw, sms * h->l2_port_sm), inflight / h->lat_l2_mean_s);
     double r_dram = mind(h->hbm_bw, inflight / lat);
     double t_l2 = frac * e->l2_read / r_l2;
     /* Concurrency limits the byte rate; the activations' time is fixed. */

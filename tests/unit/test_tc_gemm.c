@@ -934,3 +934,58 @@ Test(tc_gemm, constant_refit_recovers_the_constants)
     remove(path);
     rmdir(dir);
 }
+
+/* A copy of a built-in whose L2 level has other far-hit latency and
+ * partition figures. */
+static opm_hardware *with_far_l2(const char *name, double far_cycles, double partitions)
+{
+    opm_hardware *hw = builtin_hw(name);
+    opm_error err;
+    opm_hardware_builder *b = opm_hardware_builder_from(hw, &err);
+    cr_assert_not_null(b, "%s", err.message);
+    opm_memory_level l2 = *opm_hardware_find_level(hw, "l2");
+    l2.far_latency_cycles = far_cycles;
+    l2.partitions = partitions;
+    cr_assert_eq(opm_hardware_builder_add_level(b, &l2, &err), 0, "%s", err.message);
+    opm_hardware *out = opm_hardware_builder_build(b, &err);
+    cr_assert_not_null(out, "%s", err.message);
+    opm_hardware_builder_free(b);
+    opm_hardware_free(hw);
+    return out;
+}
+
+/* A GEMM's operand and output lines lie evenly over the L2's partitions,
+ * so on the A100 (two partitions, a far hit 368 cycles against 210 near)
+ * its L2 latency is their mean: the waves' latency terms grow (a copy
+ * without the far figure is faster), one partition makes the far figure
+ * moot, and an entry without far_latency_cycles (H100) keeps the near latency. */
+Test(tc_gemm, far_l2_hits_lengthen_gemm_waves)
+{
+    opm_hardware *a100 = builtin_hw("a100_80gb_sxm"), *h100 = builtin_hw("h100_sxm");
+    opm_error err;
+    gemm_hw h;
+    cr_assert_eq(opm_gemm_hw(a100, OPM_BF16, &h, &err), 0, "%s", err.message);
+    cr_assert_float_eq(h.lat_l2_s * h.clock_hz, 210, 1e-6);
+    cr_assert_float_eq(h.lat_l2_mean_s * h.clock_hz, (210 + 368) / 2.0, 1e-6);
+    cr_assert_eq(opm_gemm_hw(h100, OPM_BF16, &h, &err), 0, "%s", err.message);
+    cr_assert_eq(h.lat_l2_mean_s, h.lat_l2_s);
+    opm_hardware *near = with_far_l2("a100_80gb_sxm", 0, 2), *one = with_far_l2("a100_80gb_sxm", 368, 1);
+    opm_hardware *one_near = with_far_l2("a100_80gb_sxm", 0, 1);
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 128, \"dtype\": \"bf16\", "
+                         "\"attrs\": {\"l2_warm\": \"all\"}}");
+    for (int e = 0; e < 2; e++) {
+        const char *model = e ? "effective_roofline" : "extended_roofline";
+        opm_profile f = predict_ok(model, op, a100), n = predict_ok(model, op, near), u = predict_ok(model, op, one);
+        opm_profile un = predict_ok(model, op, one_near);
+        cr_assert_gt(f.latency_s, n.latency_s, "%s: %g vs %g", model, f.latency_s, n.latency_s);
+        cr_assert_lt(f.latency_s, 1.25 * n.latency_s, "%s: %g vs %g", model, f.latency_s, n.latency_s);
+        /* One partition: every hit is near, the far figure means nothing. */
+        cr_assert_eq(u.latency_s, un.latency_s, "%s: %g vs %g", model, u.latency_s, un.latency_s);
+    }
+    opm_op_free(op);
+    opm_hardware_free(one_near);
+    opm_hardware_free(one);
+    opm_hardware_free(near);
+    opm_hardware_free(h100);
+    opm_hardware_free(a100);
+}
