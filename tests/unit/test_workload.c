@@ -255,6 +255,28 @@ Test(workload, kernel_list_implied_kernels_of_a_resnet)
     opm_workload_free(anon);
 }
 
+/* The model is the base name's first '_' field, whole: a name that only
+ * contains a known model, or lacks the '_' after it, reads as listed; the
+ * directory part does not count. */
+Test(workload, kernel_list_model_from_the_name_only)
+{
+    static const char *const as_listed[] = {"myresnet50__pbf16_b2.json", "resnet50.json", "resnet50x_pbf16.json",
+                                            "runs/resnet50_b2/list.json", "ResNet50__pbf16_b2.json",
+                                            "wide_resnet50_2_pbf16.json", "resnet_pbf16.json"};
+    for (size_t i = 0; i < sizeof as_listed / sizeof as_listed[0]; i++) {
+        opm_workload *w = named_list(mini_resnet, as_listed[i], 1);
+        cr_assert_eq(opm_workload_implied(w), 0, "%s", as_listed[i]);
+        cr_assert_eq(opm_workload_kernel_count(w), 10, "%s", as_listed[i]);
+        opm_workload_free(w);
+    }
+    static const char *const named[] = {"resnet50_", "lists/resnet50__pbf16_b2.json", "resnet101_x.json"};
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        opm_workload *w = named_list(mini_resnet, named[i], 1);
+        cr_assert_eq(opm_workload_implied(w), 8, "%s", named[i]);
+        opm_workload_free(w);
+    }
+}
+
 /* The global average pool precedes the fc, the network's one GEMM: a list
  * named after a ResNet that holds a second GEMM after it gets one pool,
  * not one per GEMM. */
