@@ -84,8 +84,10 @@ OPM_API uint64_t opm_workload_skipped(const opm_workload *w);
  * elementwise functions), so the batch norms, pooling and residual adds of a
  * convolutional network and GPT-2's causal-mask select are not in it.  When
  * the list's name (the file's base name, or `source`) starts with a model the
- * reader knows (`resnet18` ... `resnet152`, `mobilevitmodel`, `gpt2model`:
- * the artifact's naming), those kernels are added where that architecture
+ * reader knows and then '_' (`resnet18`, `resnet34`, `resnet50`, `resnet101`,
+ * `resnet152`, `mobilevitmodel`, `gpt2model`: the artifact's
+ * `{model}_{config}_...` naming; a name that only contains one is read as it
+ * is), those kernels are added where that architecture
  * runs them and counted here (they are in opm_workload_kernel_count too);
  * docs/workload.md lists the rules.  on = 0 (before adding files) reads
  * kernel lists as they are; the default is on. */

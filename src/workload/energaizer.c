@@ -386,8 +386,13 @@ static int arch_before(opm_workload *w, arch_state *a, const doc_node *e, strbuf
         if (a->relus > 1 && (a->relus - 1) % per_block == 0)
             return implied_elementwise(w, a, sb, "add", qint(q, "dim"), 0, qstr(q, "prec"), source, i, err);
     }
-    if (!strcmp(op, "gemm") && a->have_conv)
+    if (!strcmp(op, "gemm") && a->have_conv) {
+        /* One global pool, before the fc (the network's one GEMM): a list
+         * that names a ResNet but holds more GEMMs after its convolutions
+         * gets it once, not before each. */
+        a->have_conv = 0;
         return implied_pool(w, a, sb, "mean", a->b * a->m, a->ho * a->ho, source, i, err);
+    }
     return 0;
 }
 

@@ -255,6 +255,52 @@ Test(workload, kernel_list_implied_kernels_of_a_resnet)
     opm_workload_free(anon);
 }
 
+/* The model is the base name's first '_' field, whole: a name that only
+ * contains a known model, or lacks the '_' after it, reads as listed; the
+ * directory part does not count. */
+Test(workload, kernel_list_model_from_the_name_only)
+{
+    static const char *const as_listed[] = {"myresnet50__pbf16_b2.json", "resnet50.json", "resnet50x_pbf16.json",
+                                            "runs/resnet50_b2/list.json", "ResNet50__pbf16_b2.json",
+                                            "wide_resnet50_2_pbf16.json", "resnet_pbf16.json"};
+    for (size_t i = 0; i < sizeof as_listed / sizeof as_listed[0]; i++) {
+        opm_workload *w = named_list(mini_resnet, as_listed[i], 1);
+        cr_assert_eq(opm_workload_implied(w), 0, "%s", as_listed[i]);
+        cr_assert_eq(opm_workload_kernel_count(w), 10, "%s", as_listed[i]);
+        opm_workload_free(w);
+    }
+    static const char *const named[] = {"resnet50_", "lists/resnet50__pbf16_b2.json", "resnet101_x.json"};
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++) {
+        opm_workload *w = named_list(mini_resnet, named[i], 1);
+        cr_assert_eq(opm_workload_implied(w), 8, "%s", named[i]);
+        opm_workload_free(w);
+    }
+}
+
+/* The global average pool precedes the fc, the network's one GEMM: a list
+ * named after a ResNet that holds a second GEMM after it gets one pool,
+ * not one per GEMM. */
+Test(workload, kernel_list_resnet_average_pool_once)
+{
+    char text[sizeof mini_resnet + 256];
+    size_t n = strlen(mini_resnet);
+    memcpy(text, mini_resnet, n - 1); /* without the list's closing ']' */
+    snprintf(text + n - 1, sizeof text - (n - 1),
+             ",[{\"batch\":1,\"dimM\":4,\"dimN\":2,\"dimK\":10,\"precM\":\"bf16\",\"precA\":\"bf16\","
+             "\"useTensorCore\":true},[\"gemm\",\"tc\",\"bf16_bf16\"]]]");
+    opm_workload *w = named_list(text, "resnet50__pbf16_b2.json", 1);
+    opm_workload *one = named_list(mini_resnet, "resnet50__pbf16_b2.json", 1);
+    size_t pools = 0;
+    for (size_t i = 0; i < opm_workload_op_count(w); i++)
+        pools += opm_op_kind(opm_workload_op(w, i)) == OPM_KIND_REDUCTION;
+    /* The stem's max pool and one average pool. */
+    cr_assert_eq(pools, 2);
+    cr_assert_eq(opm_workload_implied(w), opm_workload_implied(one));
+    cr_assert_eq(opm_workload_kernel_count(w), opm_workload_kernel_count(one) + 1);
+    opm_workload_free(one);
+    opm_workload_free(w);
+}
+
 Test(workload, kernel_list_implied_kernels_of_gpt2_and_mobilevit)
 {
     const char *gpt2 =
