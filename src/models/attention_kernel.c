@@ -338,6 +338,8 @@ typedef struct walk_tiles {
     int overflow;
     double t_blk, heads, mult;
     double nb_max, fx_min; /* over every tile, kept or not */
+    double ctas, blocks, fixed_total_s; /* the walk's sums (one split) */
+    int has_rest;                       /* a record stands for several tiles */
 } walk_tiles;
 
 static inline void walk_keep(walk_tiles *w, double nb, double fx, double rest)
@@ -350,6 +352,99 @@ static inline void walk_keep(walk_tiles *w, double nb, double fx, double rest)
         return;
     }
     w->t[w->n++] = (walk_tile){nb, fx, rest};
+    if (rest > 0) w->has_rest = 1;
+}
+
+/* Whole numbers up to this are exact in a double, and so is every sum
+ * of them that stays below it. */
+#define EXACT_INT_MAX 4503599627370496.0 /* 2^52 */
+
+/* tile_blocks_whole in integers for the Q tile whose first row sits at
+ * key position i0 (its position plus sk − sq), tmi rows tall: m is
+ * tile_n's exact_div multiplier, hi_max = sk − 1. */
+static inline int64_t masked_blocks(int64_t i0, int64_t tmi, int lo_on, int64_t wl, int hi_on, int64_t wr,
+                                    int64_t hi_max, uint64_t m)
+{
+    int64_t lo = lo_on && i0 - wl > 0 ? i0 - wl : 0;
+    int64_t hi = hi_on && i0 + tmi - 1 + wr < hi_max ? i0 + tmi - 1 + wr : hi_max;
+    if (hi < lo) return 0;
+    return (int64_t)((((uint64_t)hi * m) >> 32) - (((uint64_t)lo * m) >> 32)) + 1;
+}
+
+/* grid_walk's loop over the full Q tiles 0 … tiles − 2 of a masked
+ * sequence whose positions, lengths and window are whole numbers, at one
+ * split, in integers: sq, sk ≤ EXACT_DIV_X_MAX, so every position and
+ * bound the double loop forms is a whole number it holds exactly (a
+ * window past 2·EXACT_DIV_X_MAX bounds nothing either way, so it is
+ * clamped there), and tile_blocks_whole's block count is the same whole
+ * number.  The time sums (total, fixed, the longest CTA, uniformity) are
+ * grid_add's, tile by tile in the same order; the CTA and block counts
+ * are sums of whole numbers below EXACT_INT_MAX, exact in any order, so
+ * they are added once.  Every figure is bit-identical to the general
+ * loop's.  Returns 0, touching nothing, where those bounds do not hold
+ * (the caller then runs the general loop). */
+static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, double tiles, double tm, double sq,
+                             double sk, const exact_div *tn, double n, double hm, double t_blk, double fx)
+{
+    int64_t nt = (int64_t)tiles - 1;
+    /* Only a walk that keeps its tiles (the one-split walk); fx, t_blk ≥
+     * 0, so no CTA time is negative and grid_add sets `first` once, at the
+     * grid's first tile. */
+    if (!w || !(fx >= 0 && t_blk >= 0) ||
+        !(gsp->ctas + (double)nt * n <= EXACT_INT_MAX) || !(gsp->blocks + hm * (sk + 1) * (double)nt <= EXACT_INT_MAX))
+        return 0;
+    int64_t tmi = (int64_t)tm, off = (int64_t)sk - (int64_t)sq, hi_max = (int64_t)sk - 1;
+    int lo_on = a->wl >= 0, hi_on = a->wr >= 0;
+    int64_t wl = lo_on ? (int64_t)mind(a->wl, 2 * EXACT_DIV_X_MAX) : 0;
+    int64_t wr = hi_on ? (int64_t)mind(a->wr, 2 * EXACT_DIV_X_MAX) : 0;
+    uint64_t m = tn->m;
+    grid_sum gs = *gsp;
+    int64_t t = 0;
+    if (gs.first < 0 && nt > 0) {
+        /* The grid's first tile: grid_add sets `first` from it. */
+        int64_t nb_i = masked_blocks(off, tmi, lo_on, wl, hi_on, wr, hi_max, m);
+        double nb = (double)nb_i;
+        grid_add(&gs, n, fx + nb * t_blk, fx, hm * nb);
+        walk_keep(w, nb, fx, 0);
+        t = 1;
+    }
+    /* Tiles past what w holds overflow it (the split search then walks
+     * again, and reads none of the kept tiles): they go to a sink. */
+    walk_tile sink;
+    int room = nt - t <= (int64_t)(WALK_TILES_MAX - w->n);
+    walk_tile *kept_at = room ? w->t + w->n : &sink;
+    size_t kept_step = room ? 1 : 0;
+    double total = gs.total_s, fixed = gs.fixed_total_s, max_s = gs.max_s, first = gs.first, thr = 1e-3 * first;
+    double c = n * fx;
+    int uniform = gs.uniform;
+    int64_t nb_sum = 0, nb_max = 0, t0 = t;
+    for (; t < nt; t++) {
+        int64_t nb_i = masked_blocks(t * tmi + off, tmi, lo_on, wl, hi_on, wr, hi_max, m);
+        double nb = (double)nb_i;
+        double ct = fx + nb * t_blk;
+        total += n * ct;
+        fixed += c;
+        nb_sum += nb_i;
+        nb_max = nb_i > nb_max ? nb_i : nb_max;
+        if (ct > max_s) max_s = ct;
+        if (uniform && fabs(ct - first) > thr) uniform = 0;
+        *kept_at = (walk_tile){nb, fx, 0};
+        kept_at += kept_step;
+    }
+    gs.total_s = total;
+    gs.fixed_total_s = fixed;
+    gs.max_s = max_s;
+    gs.uniform = uniform;
+    gs.ctas += (double)(nt - t0) * n;
+    gs.blocks += hm * (double)nb_sum;
+    if (nt > t0) {
+        if (room) w->n += (size_t)(nt - t0);
+        else w->overflow = 1;
+        w->nb_max = maxd(w->nb_max, (double)nb_max);
+        w->fx_min = w->fx_min < 0 ? fx : mind(w->fx_min, fx);
+    }
+    *gsp = gs;
+    return 1;
 }
 
 /* Walks the grid: per sequence, per Q tile; keeps the tiles in w when
@@ -366,7 +461,7 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
     double n = heads * mult * splits;
     int masked = a->causal || a->wl >= 0 || a->wr >= 0;
     exact_div tn = exact_div_of(r->tile_n), sd = exact_div_of(splits);
-    if (w) w->n = 0, w->overflow = 0, w->t_blk = t_blk, w->heads = heads, w->mult = mult, w->nb_max = 0, w->fx_min = -1;
+    if (w) w->n = 0, w->overflow = 0, w->has_rest = 0, w->t_blk = t_blk, w->heads = heads, w->mult = mult, w->nb_max = 0, w->fx_min = -1;
     for (size_t s = 0; s < nseq; s++) {
         double sq = a->lq ? (double)a->lq[s] : a->sq, sk = a->lkv ? (double)a->lkv[s] : a->skv;
         double rows_total = packed ? sq * g_ratio : sq;
@@ -376,6 +471,14 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
         /* Every tile but the last has tm rows (tiles = ⌈rows_total/tm⌉). */
         double rows_last = mind(tm, rows_total - (tiles - 1) * tm);
         double fx_last = rows_last == tm ? fx_full : cta_fixed(a, r, rows_last);
+        if (whole && masked && sd.d == 1 && sq <= EXACT_DIV_X_MAX && tiles > 1 &&
+            walk_masked_whole(a, &gs, w, tiles, tm, sq, sk, &tn, n, heads * mult, t_blk, fx_full)) {
+            double t = tiles - 1, rows = rows_last;
+            double nb = tile_blocks_whole(a, t * tm, t * tm + rows - 1, sk - sq, sk, &tn);
+            grid_add(&gs, n, cta_time(fx_last, t_blk, nb, &sd), fx_last, heads * mult * nb);
+            walk_keep(w, nb, fx_last, 0);
+            continue;
+        }
         for (double t = 0; t < tiles; t++) {
             double rows = mind(tm, rows_total - t * tm);
             double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
@@ -394,11 +497,18 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
             }
         }
     }
+    if (w) w->ctas = gs.ctas, w->blocks = gs.blocks, w->fixed_total_s = gs.fixed_total_s;
     grid_done(&gs, g);
 }
 
 /* The grid of a kept walk with the KV range split `splits` ways: the
- * same sums, in the same order, as grid_walk's. */
+ * same sums, in the same order, as grid_walk's.  The block count is the
+ * walk's (the same terms in the same order: a kept walk holds every
+ * tile); the CTA count, a sum of whole numbers below EXACT_INT_MAX, is
+ * the walk's times `splits`; and for a power of two the fixed-time sum
+ * is the walk's times `splits` too (every term scales exactly, none
+ * near the subnormals or overflow), so the loop sums only the CTA
+ * times. */
 static void grid_rewalk(const walk_tiles *w, double splits, grid_acc *g)
 {
     grid_sum gs = {0, 0, 0, 0, 0, 0, -1, 1};
@@ -407,14 +517,68 @@ static void grid_rewalk(const walk_tiles *w, double splits, grid_acc *g)
     exact_div sd = exact_div_of(splits);
     /* Every kept nb is a whole number ≤ nb_max: ceil_div's checks hold. */
     uint64_t si = (uint64_t)splits - 1;
-    int whole = sd.m && w->nb_max + splits < EXACT_DIV_X_MAX;
-    for (size_t i = 0; i < w->n; i++) {
-        const walk_tile *e = &w->t[i];
-        double ct = whole ? e->fx + (double)((((uint64_t)e->nb + si) * sd.m) >> 32) * t_blk
-                          : cta_time(e->fx, t_blk, e->nb, &sd);
-        if (e->rest > 0) grid_add_rest(&gs, e->rest, n, ct, e->fx, heads, mult, e->nb);
-        else grid_add(&gs, n, ct, e->fx, heads * mult * e->nb);
+    int whole = sd.m && w->nb_max + splits < EXACT_DIV_X_MAX && !w->overflow && w->ctas * splits <= EXACT_INT_MAX;
+    if (!whole) {
+        for (size_t i = 0; i < w->n; i++) {
+            const walk_tile *e = &w->t[i];
+            double ct = cta_time(e->fx, t_blk, e->nb, &sd);
+            if (e->rest > 0) grid_add_rest(&gs, e->rest, n, ct, e->fx, heads, mult, e->nb);
+            else grid_add(&gs, n, ct, e->fx, heads * mult * e->nb);
+        }
+        grid_done(&gs, g);
+        return;
     }
+    int e2;
+    int pow2 = frexp(splits, &e2) == 0.5 && w->fx_min >= 0x1p-900 && w->fixed_total_s * splits <= 0x1p1000;
+    double total = 0, fixed = 0, max_s = 0, first = -1, thr = 0, fixed_first = 0;
+    int uniform = 1;
+    size_t i = 0;
+    if (pow2 && !w->has_rest && w->n > 0) {
+        /* The same sums without the rest records' and the fixed time's
+         * terms: the first tile sets `first`, the others only compare. */
+        const walk_tile *e = &w->t[0];
+        double ct = e->fx + (double)(int64_t)((((uint64_t)(int64_t)e->nb + si) * sd.m) >> 32) * t_blk;
+        total += n * ct;
+        if (ct > max_s) max_s = ct;
+        first = ct, thr = 1e-3 * ct, fixed_first = e->fx;
+        if (first >= 0) {
+            for (i = 1; i < w->n; i++) {
+                e = &w->t[i];
+                ct = e->fx + (double)(int64_t)((((uint64_t)(int64_t)e->nb + si) * sd.m) >> 32) * t_blk;
+                total += n * ct;
+                if (ct > max_s) max_s = ct;
+                if (uniform && fabs(ct - first) > thr) uniform = 0;
+            }
+        } else {
+            i = 1;
+        }
+    }
+    for (; i < w->n; i++) {
+        const walk_tile *e = &w->t[i];
+        /* (Through int64_t: a whole nb < 2^24 converts the same, without
+         * the unsigned conversions' range branches.) */
+        double ct = e->fx + (double)(int64_t)((((uint64_t)(int64_t)e->nb + si) * sd.m) >> 32) * t_blk;
+        if (e->rest > 0) {
+            /* grid_add_rest's terms. */
+            double rn = e->rest * n;
+            total += rn * ct;
+            if (!pow2) fixed += rn * e->fx;
+            continue;
+        }
+        /* grid_add's. */
+        total += n * ct;
+        if (!pow2) fixed += n * e->fx;
+        if (ct > max_s) max_s = ct;
+        if (first < 0) first = ct, thr = 1e-3 * ct, fixed_first = e->fx;
+        else if (uniform && fabs(ct - first) > thr) uniform = 0;
+    }
+    gs.ctas = w->ctas * splits;
+    gs.total_s = total;
+    gs.fixed_total_s = pow2 ? w->fixed_total_s * splits : fixed;
+    gs.blocks = w->blocks;
+    gs.max_s = max_s;
+    gs.fixed_first_s = fixed_first;
+    gs.uniform = uniform;
     grid_done(&gs, g);
 }
 
