@@ -528,8 +528,9 @@ static void grid_rewalk(const walk_tiles *w, double splits, grid_acc *g)
         grid_done(&gs, g);
         return;
     }
-    int e2;
-    int pow2 = frexp(splits, &e2) == 0.5 && w->fx_min >= 0x1p-900 && w->fixed_total_s * splits <= 0x1p1000;
+    /* (splits is a whole number ≤ 256 here: sd.m is set.) */
+    uint64_t su = (uint64_t)splits;
+    int pow2 = (su & (su - 1)) == 0 && w->fx_min >= 0x1p-900 && w->fixed_total_s * splits <= 0x1p1000;
     double total = 0, fixed = 0, max_s = 0, first = -1, thr = 0, fixed_first = 0;
     int uniform = 1;
     size_t i = 0;
