@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 
         art_result a;
         t0 = now();
-        int rc = art_run_all(&a, dir, NULL, &err);
+        int rc = art_run_all(&a, dir, NULL, 0, &err);
         t1 = now();
         if (!rc) sink += a.overall.time.mape;
         art_free(&a);

@@ -2,7 +2,8 @@
  * (opm_workload_add_text: JSONL ops, EnergAIzer kernel lists, traces):
  * whatever the bytes, reading either fails with one printable line and
  * leaves the workload as it was, or succeeds and the workload evaluates in
- * both modes with finite totals. */
+ * both modes with finite totals; lists named after a known model get their
+ * implied kernels too. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -24,7 +25,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!hw) hw = opm_hardware_builtin("a100_40gb_pcie", &err);
     opm_workload *w = opm_workload_new(&err);
     if (!w || !hw) abort();
-    if (opm_workload_add_text(w, (const char *)data, size, "<fuzz>", &err)) {
+    /* The input's length picks the list name: none, or a model whose
+     * architecture adds implied kernels. */
+    static const char *const names[] = {"<fuzz>", "resnet101__fuzz.json", "mobilevitmodel_fuzz.json",
+                                        "gpt2model_fuzz.json"};
+    if (opm_workload_add_text(w, (const char *)data, size, names[size % 4], &err)) {
         check_error(&err);
         if (opm_workload_kernel_count(w) || opm_workload_op_count(w)) abort();
     } else {
@@ -38,7 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 continue;
             }
             const opm_workload_totals *t = opm_workload_result_totals(r);
-            if (!isfinite(t->latency_s) || !isfinite(t->energy_j) || t->kernels != opm_workload_kernel_count(w))
+            if (!isfinite(t->latency_s) || !isfinite(t->energy_j) || t->kernels != opm_workload_kernel_count(w) ||
+                opm_workload_implied(w) > t->kernels)
                 abort();
             opm_workload_result_free(r);
         }

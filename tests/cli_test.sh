@@ -511,7 +511,8 @@ done
 report $? "validate-gemm-latency --format json: invalid UTF-8 in a CSV's source gives valid JSON" "$why"
 
 # The 63-byte source tag ends inside the "é": the table and the per-row CSV
-# drop the partial character instead of printing half of it.
+# drop the partial character instead of printing half of it (in the CSV the
+# group is followed by the models' kernel columns).
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_utf8" --output-csv "$T/gemm_utf8_rows.csv"
 why=""
 [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
@@ -519,7 +520,7 @@ why=""
 long = b"|" + b"x" * 62
 table, rows = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
 assert long + b"=" in table and long + b"\xc3" not in table
-assert long + b"\n" in rows and long + b"\xc3" not in rows' "$T/out" "$T/gemm_utf8_rows.csv" 2>/dev/null &&
+assert long + b"," in rows and long + b"\xc3" not in rows' "$T/out" "$T/gemm_utf8_rows.csv" 2>/dev/null &&
     why="half of the cut character in the table or the CSV"
 [ -z "$why" ]
 report $? "validate-gemm-latency: a source tag cut at 63 bytes ends on a whole UTF-8 character" "$why"
@@ -605,6 +606,41 @@ mkdir -p "$T/gemm_split"
     echo "t4,fp32,1,64,64,65536,0,1,1,100,volta_sgemm_64x64_tn,t:c/x,64,0"
 } >"$T/gemm_split/rows.csv"
 launch_column gemm_split t4 0.5 "validate-gemm-latency: split_k sets a row's K slices; a bad value is a bad row"
+
+# --output-csv says what each model chose per row: an L40S fp8 row of
+# vLLM's cutlass scaled_mm names the tile of vLLM's sm89 dispatch for its M
+# and N (128x128x64, 5 stages, above M 256 with N up to 4096), and with the
+# kernel column ignored a catalog kernel instead; the roofline names none,
+# and every tile-modelled row names its limiting resource.
+mkdir -p "$T/gemm_labels"
+{
+    echo "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing"
+    echo "l40s,fp8_e4m3,1,4096,3584,32,0,1,0,100,dynquant+cutlass_fp8_scaled_mm,t:a/x,dynamic,graph"
+    echo "l40s,bf16,1,4096,4096,4096,0,1,0,600,F.linear,t:b/x,none,graph"
+} >"$T/gemm_labels/rows.csv"
+for col in hints ignore; do
+    flag=""
+    [ "$col" = ignore ] && flag="--ignore-kernel-column"
+    run "$BIN" validate-gemm-latency --data-dir "$T/gemm_labels" --no-calibrate-fixed-overhead --compare-rooflines \
+        $flag --output-csv "$T/gemm_labels_$col.csv"
+    why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && ! python3 -c 'import csv, sys
+rows = {r["dtype"]: r for r in csv.DictReader(open(sys.argv[1]))}
+fp8, bf16 = rows["fp8_e4m3"], rows["bf16"]
+for r in (fp8, bf16):
+    assert r["roofline_kernel"] == "" and r["roofline_limiting_resource"] == "", r
+    for m in ("extended_roofline", "effective_roofline"):
+        assert r[m + "_kernel"] and r[m + "_limiting_resource"].endswith("_limited"), r
+assert bf16["extended_roofline_kernel"].startswith("tensorop_"), bf16
+if sys.argv[2] == "hints":
+    assert fp8["extended_roofline_kernel"] == "hinted_128x128x64_s5", fp8
+else:
+    assert fp8["extended_roofline_kernel"].startswith("tensorop_"), fp8' "$T/gemm_labels_$col.csv" "$col" 2>"$T/py_err" &&
+        why="$(cat "$T/py_err" "$T/gemm_labels_$col.csv")"
+    [ -z "$why" ]
+    report $? "validate-gemm-latency --output-csv ($col): each model's kernel and limiting resource per row" "$why"
+done
 
 mkdir -p "$T/gemm_empty"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"
@@ -1408,9 +1444,16 @@ EK=data/energaizer/workloads/all/gpt2model_gpt2_pbf16_b1_s128_modeprefill.json
 run "$BIN" workload "$EK" --hardware a100_40gb_pcie --clock-mhz 900 --format json
 why=""
 [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
-[ -z "$why" ] && why=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("" if j["kernels"] == 242 and abs(j["energy_j"] - j["op_energy_j"] - j["idle_energy_j"]) < 1e-9 * j["energy_j"] and j["latency_s"] > j["device_time_s"] else j["kernels"])' "$T/out")
+[ -z "$why" ] && why=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("" if j["kernels"] == 254 and j["implied"] == 12 and abs(j["energy_j"] - j["op_energy_j"] - j["idle_energy_j"]) < 1e-9 * j["energy_j"] and j["latency_s"] > j["device_time_s"] else j["kernels"])' "$T/out")
 [ -z "$why" ]
-report $? "workload: an EnergAIzer kernel list as it is, 242 kernels, energy = ops + idle gaps" "$why"
+report $? "workload: a GPT-2 kernel list, 242 listed + 12 implied mask selects, energy = ops + idle gaps" "$why"
+implied_lat=$(sed -n 's/.*"latency_s": \([0-9.e+-]*\),.*/\1/p' "$T/out" | head -n 1)
+run "$BIN" workload "$EK" --hardware a100_40gb_pcie --clock-mhz 900 --format json --as-listed
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && why=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print("" if j["kernels"] == 242 and j["implied"] == 0 and j["latency_s"] < float(sys.argv[2]) else j["kernels"])' "$T/out" "$implied_lat")
+[ -z "$why" ]
+report $? "workload --as-listed: the kernel list as it is, 242 kernels, faster than with the implied ones" "$why"
 eager=$(sed -n 's/.*"latency_s": \([0-9.e+-]*\),.*/\1/p' "$T/out" | head -n 1)
 run "$BIN" workload "$EK" --hardware a100_40gb_pcie --clock-mhz 900 --mode graph --format json
 graph=$(sed -n 's/.*"latency_s": \([0-9.e+-]*\),.*/\1/p' "$T/out" | head -n 1)
@@ -1449,8 +1492,12 @@ ok = ok and len(j["unmatched"]) == j["runs"] - j["runs_matched"] + j["runs_out_o
 print("" if ok else "bad summary")' "$T/out")
 [ -z "$why" ] && ! grep -q '^<svg' "$T/art.svg" && why="no svg"
 [ -z "$why" ] && [ "$(lines "$T/art.csv")" -ne 448 ] && why="csv has $(lines "$T/art.csv") lines"
+[ -z "$why" ] && ! grep -q '"kernel_lists": "with_implied", "implied_kernels": [1-9]' "$T/out" && why="no implied kernels"
 [ -z "$why" ]
 report $? "validate-artifact: 447 runs, calibration runs not scored, unmatched listed, csv and svg" "$why"
+run "$BIN" validate-artifact --format json --as-listed
+grep -q '"kernel_lists": "as_listed", "implied_kernels": 0,' "$T/out"
+report $? "validate-artifact --as-listed: the kernel lists as shipped" "$(first_err)"
 mkdir -p "$T/emptyart/workloads/all" "$T/emptyart/measurements"
 echo '[]' > "$T/emptyart/workloads/all/foo_bar_pbf16_b1_s128_modeprefill.json"
 printf 'workload,energy,time,avg_freq\nfoo_bar_pbf16_b1_s128_modeprefill_freq900_iter1.csv,1,1,900\n' > "$T/emptyart/measurements/a10_e2e.csv"
@@ -1458,6 +1505,23 @@ run "$BIN" validate-artifact --data-dir "$T/emptyart" --output-plot "$T/emptyart
 fails_cleanly "validate-artifact: a kernel list without kernels is an error naming the file" "at least one kernel"
 run "$BIN" validate-artifact --data-dir "$T/nonexistent"
 fails_cleanly "validate-artifact of a missing folder: one line, exit 2"
+
+# tools/gemm_same_shape.py: shapes matched on (batch, m, n, k, transposes), the
+# repeated one by its median, unmatched ones left out, B / A by m bucket.
+HDR='hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us'
+printf '%s\nh,fp16,1,1,64,64,0,1,0,2\nh,fp16,1,512,64,64,0,1,0,10\nh,fp16,1,512,64,64,0,1,0,30\nh,fp16,1,8,8,8,0,1,0,5\n' "$HDR" > "$T/ssa.csv"
+printf '%s\nh,bf16,1,1,64,64,0,1,0,3\nh,bf16,1,512,64,64,0,1,0,40\nh,bf16,1,8,8,8,1,1,0,9\n' "$HDR" > "$T/ssb.csv"
+run python3 tools/gemm_same_shape.py "$T/ssa.csv" "$T/ssb.csv" --rows
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q '^2 shapes in common' "$T/out" && why="expected 2 shapes in common"
+[ -z "$why" ] && ! grep -q '^| 1-16 | 1 | 1.50 |' "$T/out" && why="m = 1 ratio is not 3 / 2"
+[ -z "$why" ] && ! grep -q '^| 257-512 | 1 | 2.00 |' "$T/out" && why="m = 512 ratio is not 40 / median(10, 30)"
+[ -z "$why" ]
+report $? "gemm_same_shape.py: matched shapes, median of repeats, B / A by m bucket" "$why"
+run python3 tools/gemm_same_shape.py "$T/ssa.csv" "$T/ssa.csv"
+[ "$RC" -eq 0 ] && grep -q '^| all | 3 | 1.00 | 1.00 |' "$T/out"
+report $? "gemm_same_shape.py: a file against itself is 1.00 everywhere" "$(first_err)"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

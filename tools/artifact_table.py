@@ -7,8 +7,9 @@ uncalibrated (the default host's launch interval) first, then calibrated, from t
 
 Prints MAPE % of time, energy and power (energy / time) and the geomean predicted/measured ratios, for
 every (file, family) cell, every file, every file without the vision families (resnet101, vitmodel,
-mobilevitmodel: their kernel lists leave out batch norms, pooling, residual adds and layout
-transposes, docs/workload.md) and all scored runs.  A reading aid: it computes nothing the
+mobilevitmodel: their kernel lists leave out batch norms, pooling and residual adds, which
+validate-artifact adds from the named architecture unless --as-listed, and layout transposes,
+docs/workload.md) and all scored runs.  A reading aid: it computes nothing the
 prediction uses.
 """
 import collections

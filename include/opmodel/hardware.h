@@ -37,6 +37,8 @@ typedef struct opm_memory_level {
     double utilization;             /* fraction of bandwidth reached, (0,1], default 1 */
     double partitions;              /* slices that each cache their own SMs' data (A100/H100 L2: 2,
                                      * MI300X: one per XCD); 0 = not given (one) */
+    double far_latency_cycles;      /* load-to-use latency of a hit in another partition than the
+                                     * loading SM's (a partitioned L2); 0 = not given: latency_cycles */
 } opm_memory_level;
 
 /* The scale-up interconnect between devices of one node or pod (NVLink,

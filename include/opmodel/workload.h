@@ -79,6 +79,18 @@ OPM_API size_t opm_workload_op_count(const opm_workload *w);
 OPM_API const opm_op *opm_workload_op(const opm_workload *w, size_t i);
 /* Trace ops without a model that opm_workload_add_file left out. */
 OPM_API uint64_t opm_workload_skipped(const opm_workload *w);
+/* An EnergAIzer kernel list holds only the layer types its generator
+ * records (GEMMs, convolutions, softmax, layer norm and a fixed set of
+ * elementwise functions), so the batch norms, pooling and residual adds of a
+ * convolutional network and GPT-2's causal-mask select are not in it.  When
+ * the list's name (the file's base name, or `source`) starts with a model the
+ * reader knows (`resnet18` ... `resnet152`, `mobilevitmodel`, `gpt2model`:
+ * the artifact's naming), those kernels are added where that architecture
+ * runs them and counted here (they are in opm_workload_kernel_count too);
+ * docs/workload.md lists the rules.  on = 0 (before adding files) reads
+ * kernel lists as they are; the default is on. */
+OPM_API void opm_workload_set_implied_kernels(opm_workload *w, int on);
+OPM_API uint64_t opm_workload_implied(const opm_workload *w);
 
 /* ---- Hosts: measured launch intervals ---- */
 

@@ -52,6 +52,8 @@ _add_text = L._fn("opm_workload_add_text", _i, _P, _s, _sz, _s, _E)
 _kernels = L._fn("opm_workload_kernel_count", _u64, _P)
 _nops = L._fn("opm_workload_op_count", _sz, _P)
 _skipped = L._fn("opm_workload_skipped", _u64, _P)
+_implied = L._fn("opm_workload_implied", _u64, _P)
+_set_implied = L._fn("opm_workload_set_implied_kernels", None, _P, _i)
 _host_count = L._fn("opm_workload_host_count", _sz)
 _host_at = L._fn("opm_workload_host_at", ctypes.POINTER(_Host), _sz)
 _evaluate = L._fn("opm_workload_evaluate", _P, _P, _P, ctypes.POINTER(_Options), _E)
@@ -158,6 +160,16 @@ class Workload:
     @property
     def skipped(self) -> int:
         return _skipped(self._ptr)
+
+    @property
+    def implied(self) -> int:
+        """Kernels a named kernel list's architecture added (batch norms, pools, ...; docs/workload.md)."""
+        return _implied(self._ptr)
+
+    def set_implied_kernels(self, on: bool) -> "Workload":
+        """False (before adding files): read kernel lists as they are."""
+        _set_implied(self._ptr, 1 if on else 0)
+        return self
 
     def evaluate(self, hardware: Hardware, mode: str = "eager", launch_interval_s: Optional[float] = None,
                  model: Optional[str] = None) -> WorkloadResult:

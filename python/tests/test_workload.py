@@ -38,9 +38,15 @@ def test_matches_cli_and_default_host():
     out = subprocess.run([opmodel_bin(), "workload", KL, "--hardware", "a10", "--clock-mhz", "900", "--format", "json"],
                          capture_output=True, text=True, check=True).stdout
     j = json.loads(out)
-    assert j["kernels"] == r.kernels == 242
+    assert j["kernels"] == r.kernels == 254 and j["implied"] == 12
     assert j["latency_s"] == pytest.approx(r.latency_s, rel=1e-9)
     assert r.launch_interval_s == hosts()[0][1]
+
+
+def test_kernel_list_as_listed():
+    w = Workload().set_implied_kernels(False).add_file(KL)
+    assert w.kernels == 242 and w.implied == 0
+    assert Workload.from_file(KL).implied == 12
 
 
 def test_kernel_list_error():

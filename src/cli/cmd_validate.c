@@ -39,7 +39,9 @@ static const char help[] =
     "  --ignore-kernel-column         predict every row with automatic kernel selection; by default a\n"
     "                                 row whose kernel column names a cuBLAS sgemm kernel is predicted\n"
     "                                 with that kernel's tile as hints (its warps from threads_per_cta,\n"
-    "                                 its K slices from split_k, when the row has them), and a row whose\n"
+    "                                 its K slices from split_k, when the row has them), a row whose\n"
+    "                                 kernel column names a Composable Kernel instance (aiter's\n"
+    "                                 BlockSize x M x N x K labels) with that tile, and a row whose\n"
     "                                 kernel column names vLLM's cutlass scaled_mm on a wgmma (mma_sync)\n"
     "                                 part with the tile vLLM's sm90 (sm89, e4m3) fp8 dispatch runs for\n"
     "                                 its shape, unsplit\n"
@@ -49,7 +51,8 @@ static const char help[] =
     "                                 and refit the fitted constants of the fp8 activation-quantisation\n"
     "                                 kernels (atomic cycles, back-to-back fraction) without each\n"
     "                                 hardware: the values per fold and the held-out error\n"
-    "  --output-csv F                 per-row measured and predicted latency\n"
+    "  --output-csv F                 per-row measured and predicted latency, and each model's kernel and\n"
+    "                                 limiting resource (the diagnostics kernel, limiting_resource)\n"
     "  --output-params F              calibrated overheads and the calibration rows (JSON)\n"
     "  --format table|json            the report: a table (default) or one JSON object (contract §5)\n"
     "\n"
@@ -213,12 +216,17 @@ static void json_refit(strbuf *b, const opm_gemm_dataset *ds, const opm_gemm_ref
 }
 
 /* The per-row CSV, appended to b. */
-static void build_csv(strbuf *bp, const opm_gemm_dataset *ds, const opm_gemm_validation *vs, size_t nv)
+static void build_csv(strbuf *bp, const opm_gemm_dataset *ds, const opm_gemm_validation *vs,
+                      opm_gemm_row_label *const *labels, size_t nv)
 {
     strbuf b = *bp;
     sb_puts(&b, "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,class,calibration,measured_us");
     for (size_t j = 0; j < nv; j++) sb_printf(&b, ",%s_us", vs[j].model);
-    sb_puts(&b, ",group\n");
+    sb_puts(&b, ",group");
+    /* What each model chose, after the figures so that readers by column
+     * name see the same file plus columns. */
+    for (size_t j = 0; j < nv; j++) sb_printf(&b, ",%s_kernel,%s_limiting_resource", vs[j].model, vs[j].model);
+    sb_putc(&b, '\n');
     for (size_t i = 0; i < ds->n_rows; i++) {
         const opm_gemm_row *r = &ds->rows[i];
         sb_csv_field(&b, ds->hw_names[r->hw]);
@@ -231,6 +239,12 @@ static void build_csv(strbuf *bp, const opm_gemm_dataset *ds, const opm_gemm_val
         }
         sb_putc(&b, ',');
         sb_csv_field(&b, ds->group_names[r->group]);
+        for (size_t j = 0; j < nv; j++) {
+            sb_putc(&b, ',');
+            sb_csv_field(&b, labels[j][i].kernel);
+            sb_putc(&b, ',');
+            sb_csv_field(&b, labels[j][i].limit);
+        }
         sb_putc(&b, '\n');
     }
     *bp = b;
@@ -343,12 +357,15 @@ int cmd_validate_gemm_latency(int argc, char **argv)
     memset(vs, 0, sizeof vs);
     memset(us, 0, sizeof us);
     double *base[3] = {NULL, NULL, NULL};
+    /* Per row, what each model chose (only for --output-csv). */
+    opm_gemm_row_label *labels[3] = {NULL, NULL, NULL};
     int rc = EXIT_OK;
     for (size_t j = 0; j < nv && rc == EXIT_OK; j++) {
         base[j] = malloc((ds.n_rows + 1) * sizeof *base[j]);
         if (!base[j]) { rc = cli_usage("out of memory"); break; }
+        if (csv && !(labels[j] = malloc((ds.n_rows + 1) * sizeof *labels[j]))) { rc = cli_usage("out of memory"); break; }
         opm_gemm_validate_opts o = {models[j], calibrate, -1, overlap, !kernel_col};
-        if (opm_gemm_base_predictions(&ds, models[j], kernel_col, base[j], &err) ||
+        if (opm_gemm_base_predictions_labelled(&ds, models[j], kernel_col, base[j], labels[j], &err) ||
             opm_gemm_validate(&ds, &o, base[j], &vs[j], &err)) {
             rc = cli_fail(&err);
             break;
@@ -473,7 +490,7 @@ int cmd_validate_gemm_latency(int argc, char **argv)
         /* Every output is built whole, then written all or none; with an
          * output on stdout the report goes to stderr. */
         strbuf cb = {0}, pb = {0};
-        if (rc == EXIT_OK && csv) build_csv(&cb, &ds, vs, nv);
+        if (rc == EXIT_OK && csv) build_csv(&cb, &ds, vs, labels, nv);
         if (rc == EXIT_OK && params) build_params(&pb, &ds, vs, nv, calibrate);
         if (rc == EXIT_OK && (js.oom || cb.oom || pb.oom)) rc = cli_usage("out of memory");
         /* Decided before the outputs replace any file stdout may point at. */
@@ -495,6 +512,7 @@ int cmd_validate_gemm_latency(int argc, char **argv)
     free(js.p);
     for (size_t j = 0; j < nv; j++) {
         free(base[j]);
+        free(labels[j]);
         opm_gemm_validation_free(&vs[j]);
         opm_gemm_validation_free(&us[j]);
     }

@@ -14,14 +14,17 @@
 
 static const char workload_help[] =
     "usage: opmodel workload FILE --hardware NAME|FILE [--clock-mhz F] [--model M] [--mode eager|graph]\n"
-    "                        [--launch-interval-us X | --host NAME] [--format table|json|csv]\n"
+    "                        [--launch-interval-us X | --host NAME] [--as-listed] [--format table|json|csv]\n"
     "\n"
     "Predicts every op of a workload and sums them: latency, energy, average power, FLOPs and DRAM\n"
     "bytes, with the breakdown by kind and by op, largest latency first.  FILE (- reads stdin) is\n"
     "detected by content: JSONL of ops (contract §1, full or short form, an optional \"count\" per\n"
     "line, what `opmodel llm --emit-workload` writes), an EnergAIzer kernel-list JSON\n"
     "([query, [op, engine, precision]] entries), or a PyTorch profiler trace (its recognised ops in\n"
-    "host launch order; ops without a model are skipped and counted).\n"
+    "host launch order; ops without a model are skipped and counted).  A kernel list whose file name\n"
+    "starts with a model it knows (resnet18..resnet152, mobilevitmodel, gpt2model: the artifact's\n"
+    "naming) also gets the kernels that model runs and the list leaves out (batch norms, pooling,\n"
+    "residual adds, GPT-2's causal-mask select), counted as implied (docs/workload.md).\n"
     "\n"
     "  --hardware NAME|FILE    a built-in name or a hardware YAML file\n"
     "  --clock-mhz F           run at F MHz (compute and on-chip bandwidth scale; DRAM does not)\n"
@@ -31,13 +34,14 @@ static const char workload_help[] =
     "  --launch-interval-us X  eager host time between two launches, in microseconds\n"
     "  --host NAME             take the interval from a measured host (default pytorch_eager):\n"
     "%s"
+    "  --as-listed             read a kernel list as it is: no implied kernels\n"
     "  --format table|json|csv the report (default table)\n"
     "\n"
     "Exit status: 0 ok, 2 usage or input error.\n";
 
 static const char artifact_help[] =
     "usage: opmodel validate-artifact [--data-dir DIR] [--model M] [--output-csv F] [--output-plot F.svg]\n"
-    "                                 [--format table|json]\n"
+    "                                 [--as-listed] [--format table|json]\n"
     "\n"
     "Scores whole-workload predictions on the EnergAIzer end-to-end runs (DIR, default data/energaizer:\n"
     "measurements/<hardware>*_e2e.csv, workloads/all/*.json, workloads/dvfs/*.json).  Each run is\n"
@@ -46,7 +50,9 @@ static const char artifact_help[] =
     "run's avg_freq; per hardware only the host launch interval is calibrated, on at most 4 runs (the\n"
     "most host-bound), which are not scored.  Reports time, energy and power (energy / time) errors,\n"
     "calibrated and uncalibrated (default host), overall, by hardware, by measurement file, by model\n"
-    "family and by clock (contract §5 keys), and the runs left unmatched or out of memory.\n"
+    "family and by clock (contract §5 keys), and the runs left unmatched or out of memory.  Kernel lists\n"
+    "get the kernels their model's architecture runs and the list leaves out (see `opmodel workload\n"
+    "--help`) unless --as-listed.\n"
     "\n"
     "  --data-dir DIR     the artifact folder (default data/energaizer)\n"
     "  --model M          per-op model (default extended_roofline)\n"
@@ -55,6 +61,7 @@ static const char artifact_help[] =
     "                     predicted_energy_j,uncalibrated_energy_j,predicted_device_time_s\n"
     "  --output-plot F    SVG: predicted vs measured time and energy (log-log, a colour per hardware,\n"
     "                     y = x and a ±10%% band) and per-family predicted/measured bars\n"
+    "  --as-listed        score the kernel lists as shipped (no implied kernels)\n"
     "  --format table|json  the report (default table)\n"
     "\n"
     "Exit status: 0 ok, 2 usage or input error.\n";
@@ -93,15 +100,15 @@ static void entry_json(strbuf *b, const opm_workload_entry *e)
 }
 
 static void workload_json(strbuf *b, const opm_workload_result *r, const char *hw, const char *model, const char *mode,
-                          uint64_t skipped)
+                          uint64_t skipped, uint64_t implied)
 {
     const opm_workload_totals *t = opm_workload_result_totals(r);
     sb_puts(b, "{\"hardware\": ");
     sb_json_string(b, hw);
     sb_puts(b, ", \"model\": ");
     sb_json_string(b, model);
-    sb_printf(b, ", \"mode\": \"%s\", \"kernels\": %llu, \"skipped\": %llu", mode, (unsigned long long)t->kernels,
-              (unsigned long long)skipped);
+    sb_printf(b, ", \"mode\": \"%s\", \"kernels\": %llu, \"skipped\": %llu, \"implied\": %llu", mode,
+              (unsigned long long)t->kernels, (unsigned long long)skipped, (unsigned long long)implied);
     const struct {
         const char *k;
         double v;
@@ -152,11 +159,12 @@ static void workload_csv(strbuf *b, const opm_workload_result *r)
 }
 
 static void workload_table(strbuf *b, const opm_workload_result *r, const char *hw, const char *model, const char *mode,
-                           uint64_t skipped)
+                           uint64_t skipped, uint64_t implied)
 {
     const opm_workload_totals *t = opm_workload_result_totals(r);
     sb_printf(b, "workload on %s, %s, %s mode: %llu kernels", hw, model, mode, (unsigned long long)t->kernels);
     if (skipped) sb_printf(b, " (%llu trace ops without a model skipped)", (unsigned long long)skipped);
+    if (implied) sb_printf(b, " (%llu implied by the model's architecture)", (unsigned long long)implied);
     sb_printf(b, "\n%-18s %.6g s (device %.6g s, host gaps %.6g s; launch interval %.3g us)\n", "latency", t->latency_s,
               t->device_time_s, t->idle_s, t->launch_interval_s * 1e6);
     sb_printf(b, "%-18s %.6g J (ops %.6g J, idle %.6g J at %.4g W)\n", "energy", t->energy_j, t->op_energy_j,
@@ -185,9 +193,11 @@ int cmd_workload(int argc, char **argv)
     }
     const char *file = NULL, *hw_name = NULL, *model = "extended_roofline", *mode = "eager", *fmt = "table";
     const char *clock = NULL, *interval = NULL, *host = NULL;
+    int as_listed = 0;
     for (int i = 1; i < argc; i++) {
-        const char *v;
-        if ((v = cli_opt_value(argc, argv, &i, "--hardware"))) hw_name = v;
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--as-listed")) as_listed = 1;
+        else if ((v = cli_opt_value(argc, argv, &i, "--hardware"))) hw_name = v;
         else if ((v = cli_opt_value(argc, argv, &i, "--clock-mhz"))) clock = v;
         else if ((v = cli_opt_value(argc, argv, &i, "--model"))) model = v;
         else if ((v = cli_opt_value(argc, argv, &i, "--mode"))) mode = v;
@@ -240,6 +250,7 @@ int cmd_workload(int argc, char **argv)
     int rc = EXIT_OK;
     opm_workload *w = opm_workload_new(&err);
     opm_workload_result *r = NULL;
+    if (w) opm_workload_set_implied_kernels(w, !as_listed);
     if (!w || opm_workload_add_file(w, file, &err)) {
         rc = cli_fail(&err);
     } else if (!opm_workload_kernel_count(w)) {
@@ -249,9 +260,10 @@ int cmd_workload(int argc, char **argv)
         rc = cli_fail(&err);
     } else {
         strbuf b = {0};
-        if (!strcmp(fmt, "json")) workload_json(&b, r, opm_hardware_name(hw), model, mode, opm_workload_skipped(w));
+        if (!strcmp(fmt, "json"))
+            workload_json(&b, r, opm_hardware_name(hw), model, mode, opm_workload_skipped(w), opm_workload_implied(w));
         else if (!strcmp(fmt, "csv")) workload_csv(&b, r);
-        else workload_table(&b, r, opm_hardware_name(hw), model, mode, opm_workload_skipped(w));
+        else workload_table(&b, r, opm_hardware_name(hw), model, mode, opm_workload_skipped(w), opm_workload_implied(w));
         if (b.oom) rc = cli_usage("workload: out of memory");
         else fwrite(b.p, 1, b.n, stdout);
         free(b.p);
@@ -297,8 +309,10 @@ static void artifact_json(strbuf *b, const art_result *r)
     sb_puts(b, "{\"model\": ");
     sb_json_string(b, r->model);
     sb_printf(b, ", \"runs\": %zu, \"runs_matched\": %zu, \"calibration_runs\": %zu, \"runs_out_of_memory\": %zu, "
-                 "\"runs_scored\": %zu,\n  \"launch_interval_s\": {",
+                 "\"runs_scored\": %zu,\n",
               r->n_runs, r->runs_matched, r->calibration_runs, r->runs_oom, r->overall.time.n);
+    sb_printf(b, "  \"kernel_lists\": \"%s\", \"implied_kernels\": %llu,\n  \"launch_interval_s\": {",
+              r->as_listed ? "as_listed" : "with_implied", (unsigned long long)r->implied_kernels);
     for (size_t h = 0; h < r->n_hw; h++) {
         sb_puts(b, h ? ", " : "");
         sb_json_string(b, r->hw_names[h]);
@@ -377,6 +391,9 @@ static void artifact_table(strbuf *b, const art_result *r)
 {
     sb_printf(b, "validate-artifact %s, model %s: %zu runs, %zu matched, %zu out of memory, %zu calibration, %zu scored\n",
               r->data_dir, r->model, r->n_runs, r->runs_matched, r->runs_oom, r->calibration_runs, r->overall.time.n);
+    sb_printf(b, "kernel lists: %s (%llu implied kernels over the lists)\n",
+              r->as_listed ? "as listed" : "with the kernels their model's architecture implies",
+              (unsigned long long)r->implied_kernels);
     sb_printf(b, "launch interval: default %.2f us;", r->default_interval_s * 1e6);
     for (size_t h = 0; h < r->n_hw; h++) sb_printf(b, " %s %.2f us", r->hw_names[h], r->launch_interval_s[h] * 1e6);
     const char *hdr = "%-34s %5s %9s %9s %9s %8s %8s\n";
@@ -555,8 +572,13 @@ int cmd_validate_artifact(int argc, char **argv)
         return EXIT_OK;
     }
     const char *dir = "data/energaizer", *model = "extended_roofline", *fmt = "table", *csv = NULL, *svg = NULL;
+    int as_listed = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
+        if (!strcmp(argv[i], "--as-listed")) {
+            as_listed = 1;
+            continue;
+        }
         if ((v = cli_opt_value(argc, argv, &i, "--data-dir"))) dir = v;
         else if ((v = cli_opt_value(argc, argv, &i, "--model"))) model = v;
         else if ((v = cli_opt_value(argc, argv, &i, "--format"))) fmt = v;
@@ -569,7 +591,7 @@ int cmd_validate_artifact(int argc, char **argv)
         return cli_usage("validate-artifact: --format: expected table or json, got '%s'", fmt);
     art_result r;
     opm_error err;
-    int rc = art_run_all(&r, dir, model, &err);
+    int rc = art_run_all(&r, dir, model, as_listed, &err);
     if (rc) {
         art_free(&r);
         return cli_fail(&err);

@@ -32,7 +32,7 @@ const char *const opm_hw_power_names[PC_COUNT] = {
 const char *const opm_hw_level_keys[LK_COUNT + 1] = {
     "name", "size_bytes", "bandwidth_bytes_per_s", "energy_j_per_byte", "energy_j_per_sector",
     "latency_s", "latency_cycles", "line_size_bytes", "sector_size_bytes", "bank_count",
-    "bank_width_bytes", "partitions", NULL,
+    "bank_width_bytes", "partitions", "far_latency_cycles", NULL,
 };
 /* Innermost first: the order memory.levels must list them in. */
 const char *const opm_hw_level_names[] = {"register", "sram", "l1", "l2", "llc", "hbm", NULL};
@@ -60,7 +60,7 @@ static const size_t level_offsets[LK_COUNT] = {
     offsetof(opm_memory_level, latency_s), offsetof(opm_memory_level, latency_cycles),
     offsetof(opm_memory_level, line_size_bytes), offsetof(opm_memory_level, sector_size_bytes),
     offsetof(opm_memory_level, bank_count), offsetof(opm_memory_level, bank_width_bytes),
-    offsetof(opm_memory_level, partitions),
+    offsetof(opm_memory_level, partitions), offsetof(opm_memory_level, far_latency_cycles),
 };
 
 double *opm_hw_level_slot(opm_memory_level *l, int key)
@@ -463,7 +463,7 @@ int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
             x->bandwidth_bytes_per_s != y->bandwidth_bytes_per_s || x->energy_j_per_byte != y->energy_j_per_byte ||
             x->energy_j_per_sector != y->energy_j_per_sector || x->latency_s != y->latency_s ||
             x->latency_cycles != y->latency_cycles || x->line_size_bytes != y->line_size_bytes ||
-            x->partitions != y->partitions ||
+            x->partitions != y->partitions || x->far_latency_cycles != y->far_latency_cycles ||
             x->sector_size_bytes != y->sector_size_bytes || x->bank_count != y->bank_count ||
             x->bank_width_bytes != y->bank_width_bytes || x->utilization != y->utilization)
             return 0;

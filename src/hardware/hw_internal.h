@@ -86,7 +86,7 @@ struct opm_hardware {
 /* Keys of one memory level (index 0 is "name", the others are numbers in
  * opm_memory_level order), NULL-terminated; the accepted level names,
  * innermost first; the accepted kinds. */
-enum { LK_NAME, LK_SIZE, LK_BANDWIDTH, LK_PARTITIONS = 11, LK_COUNT = 12 };
+enum { LK_NAME, LK_SIZE, LK_BANDWIDTH, LK_PARTITIONS = 11, LK_FAR_LATENCY = 12, LK_COUNT = 13 };
 extern const char *const opm_hw_level_keys[LK_COUNT + 1];
 extern const char *const opm_hw_level_names[];
 extern const char *const opm_hw_kinds[];

@@ -32,13 +32,17 @@
  * softmax follows the MMAs, max(MMA + softmax, loads).  A CTA also pays
  * its start (block-table and Q loads: two DRAM latencies), one exposed
  * K/V load latency and its O store.  The grid's time is the busiest
- * slot's (one CTA per SM): uniform CTAs run in whole waves, causal ones are balanced
- * (longest first, as FA3's scheduler orders them) so the grid takes
- * max(total / slots, longest CTA).  When the grid does not fill the
- * slots, the KV range is split (FlashDecoding) into the count in 1…128
- * (1…32 for a serving backend under CUDA graphs) that minimises grid time
- * plus the combine kernel (its fixed time share, the fp32 partial outputs
- * and LSEs through L2).  A wave's CTAs start and finish together and
+ * SM's: one CTA per SM, or two 4-warp CTAs where one stage of their
+ * tiles fits twice in its shared memory (FA3's sm8x kernel, FA2), whose
+ * starts overlap and whose streaming shares the SM.  Uniform CTAs run
+ * in whole waves; causal ones are balanced under FA3's longest-first
+ * scheduler, max(total / slots, longest CTA), and list-scheduled in
+ * launch order (short tiles first) under FA2.  The KV range is split
+ * (FlashDecoding) into the count the library's own heuristic picks
+ * (FA3's num_splits_heuristic and varlen scheduler, FA2's
+ * num_splits_heuristic; at most 32 for a serving backend under CUDA
+ * graphs), plus the combine kernel (its fixed time share, the fp32
+ * partial outputs and LSEs through L2).  A wave's CTAs start and finish together and
  * stream K/V in between, so per wave the start and finish add to the
  * longer of the SMs' streaming and the wave's share of the K/V DRAM time.
  * The kernel is also bound by its DRAM bytes (Q, K, V, O and the block
@@ -323,11 +327,10 @@ static void grid_done(const grid_sum *s, grid_acc *g)
     g->uniform = s->uniform;
 }
 
-/* The Q tiles of a walk, kept so the split-KV search re-derives each
- * split count's grid without walking the sequences again: the search
- * runs only on grids with fewer CTAs than slots, so a grid there has at
- * most that many tiles.  A record with rest > 0 stands for the rest
- * full tiles of an unmasked sequence, all like the one before it. */
+/* The Q tiles of a walk in launch order, kept for FA2's list schedule
+ * (grid_list_schedule) without walking the sequences again.  A record
+ * with rest > 0 stands for the rest full tiles of an unmasked sequence,
+ * all like the one before it. */
 #define WALK_TILES_MAX 512
 typedef struct walk_tile {
     double nb, fx, rest;
@@ -337,22 +340,16 @@ typedef struct walk_tiles {
     size_t n;
     int overflow;
     double t_blk, heads, mult;
-    double nb_max, fx_min; /* over every tile, kept or not */
-    double ctas, blocks, fixed_total_s; /* the walk's sums (one split) */
-    int has_rest;                       /* a record stands for several tiles */
 } walk_tiles;
 
 static inline void walk_keep(walk_tiles *w, double nb, double fx, double rest)
 {
     if (!w) return;
-    w->nb_max = maxd(w->nb_max, nb);
-    w->fx_min = w->fx_min < 0 ? fx : mind(w->fx_min, fx);
     if (w->n == WALK_TILES_MAX) {
         w->overflow = 1;
         return;
     }
     w->t[w->n++] = (walk_tile){nb, fx, rest};
-    if (rest > 0) w->has_rest = 1;
 }
 
 /* Whole numbers up to this are exact in a double, and so is every sum
@@ -408,8 +405,8 @@ static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, doub
         walk_keep(w, nb, fx, 0);
         t = 1;
     }
-    /* Tiles past what w holds overflow it (the split search then walks
-     * again, and reads none of the kept tiles): they go to a sink. */
+    /* Tiles past what w holds overflow it (grid_list_schedule then reads
+     * none of the kept tiles): they go to a sink. */
     walk_tile sink;
     int room = nt - t <= (int64_t)(WALK_TILES_MAX - w->n);
     walk_tile *kept_at = room ? w->t + w->n : &sink;
@@ -417,7 +414,7 @@ static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, doub
     double total = gs.total_s, fixed = gs.fixed_total_s, max_s = gs.max_s, first = gs.first, thr = 1e-3 * first;
     double c = n * fx;
     int uniform = gs.uniform;
-    int64_t nb_sum = 0, nb_max = 0, t0 = t;
+    int64_t nb_sum = 0, t0 = t;
     for (; t < nt; t++) {
         int64_t nb_i = masked_blocks(t * tmi + off, tmi, lo_on, wl, hi_on, wr, hi_max, m);
         double nb = (double)nb_i;
@@ -425,7 +422,6 @@ static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, doub
         total += n * ct;
         fixed += c;
         nb_sum += nb_i;
-        nb_max = nb_i > nb_max ? nb_i : nb_max;
         if (ct > max_s) max_s = ct;
         if (uniform && fabs(ct - first) > thr) uniform = 0;
         *kept_at = (walk_tile){nb, fx, 0};
@@ -440,8 +436,6 @@ static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, doub
     if (nt > t0) {
         if (room) w->n += (size_t)(nt - t0);
         else w->overflow = 1;
-        w->nb_max = maxd(w->nb_max, (double)nb_max);
-        w->fx_min = w->fx_min < 0 ? fx : mind(w->fx_min, fx);
     }
     *gsp = gs;
     return 1;
@@ -461,7 +455,7 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
     double n = heads * mult * splits;
     int masked = a->causal || a->wl >= 0 || a->wr >= 0;
     exact_div tn = exact_div_of(r->tile_n), sd = exact_div_of(splits);
-    if (w) w->n = 0, w->overflow = 0, w->has_rest = 0, w->t_blk = t_blk, w->heads = heads, w->mult = mult, w->nb_max = 0, w->fx_min = -1;
+    if (w) w->n = 0, w->overflow = 0, w->t_blk = t_blk, w->heads = heads, w->mult = mult;
     for (size_t s = 0; s < nseq; s++) {
         double sq = a->lq ? (double)a->lq[s] : a->sq, sk = a->lkv ? (double)a->lkv[s] : a->skv;
         double rows_total = packed ? sq * g_ratio : sq;
@@ -497,89 +491,6 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
             }
         }
     }
-    if (w) w->ctas = gs.ctas, w->blocks = gs.blocks, w->fixed_total_s = gs.fixed_total_s;
-    grid_done(&gs, g);
-}
-
-/* The grid of a kept walk with the KV range split `splits` ways: the
- * same sums, in the same order, as grid_walk's.  The block count is the
- * walk's (the same terms in the same order: a kept walk holds every
- * tile); the CTA count, a sum of whole numbers below EXACT_INT_MAX, is
- * the walk's times `splits`; and for a power of two the fixed-time sum
- * is the walk's times `splits` too (every term scales exactly, none
- * near the subnormals or overflow), so the loop sums only the CTA
- * times. */
-static void grid_rewalk(const walk_tiles *w, double splits, grid_acc *g)
-{
-    grid_sum gs = {0, 0, 0, 0, 0, 0, -1, 1};
-    double heads = w->heads, mult = w->mult, t_blk = w->t_blk;
-    double n = heads * mult * splits;
-    exact_div sd = exact_div_of(splits);
-    /* Every kept nb is a whole number ≤ nb_max: ceil_div's checks hold. */
-    uint64_t si = (uint64_t)splits - 1;
-    int whole = sd.m && w->nb_max + splits < EXACT_DIV_X_MAX && !w->overflow && w->ctas * splits <= EXACT_INT_MAX;
-    if (!whole) {
-        for (size_t i = 0; i < w->n; i++) {
-            const walk_tile *e = &w->t[i];
-            double ct = cta_time(e->fx, t_blk, e->nb, &sd);
-            if (e->rest > 0) grid_add_rest(&gs, e->rest, n, ct, e->fx, heads, mult, e->nb);
-            else grid_add(&gs, n, ct, e->fx, heads * mult * e->nb);
-        }
-        grid_done(&gs, g);
-        return;
-    }
-    /* (splits is a whole number ≤ 256 here: sd.m is set.) */
-    uint64_t su = (uint64_t)splits;
-    int pow2 = (su & (su - 1)) == 0 && w->fx_min >= 0x1p-900 && w->fixed_total_s * splits <= 0x1p1000;
-    double total = 0, fixed = 0, max_s = 0, first = -1, thr = 0, fixed_first = 0;
-    int uniform = 1;
-    size_t i = 0;
-    if (pow2 && !w->has_rest && w->n > 0) {
-        /* The same sums without the rest records' and the fixed time's
-         * terms: the first tile sets `first`, the others only compare. */
-        const walk_tile *e = &w->t[0];
-        double ct = e->fx + (double)(int64_t)((((uint64_t)(int64_t)e->nb + si) * sd.m) >> 32) * t_blk;
-        total += n * ct;
-        if (ct > max_s) max_s = ct;
-        first = ct, thr = 1e-3 * ct, fixed_first = e->fx;
-        if (first >= 0) {
-            for (i = 1; i < w->n; i++) {
-                e = &w->t[i];
-                ct = e->fx + (double)(int64_t)((((uint64_t)(int64_t)e->nb + si) * sd.m) >> 32) * t_blk;
-                total += n * ct;
-                if (ct > max_s) max_s = ct;
-                if (uniform && fabs(ct - first) > thr) uniform = 0;
-            }
-        } else {
-            i = 1;
-        }
-    }
-    for (; i < w->n; i++) {
-        const walk_tile *e = &w->t[i];
-        /* (Through int64_t: a whole nb < 2^24 converts the same, without
-         * the unsigned conversions' range branches.) */
-        double ct = e->fx + (double)(int64_t)((((uint64_t)(int64_t)e->nb + si) * sd.m) >> 32) * t_blk;
-        if (e->rest > 0) {
-            /* grid_add_rest's terms. */
-            double rn = e->rest * n;
-            total += rn * ct;
-            if (!pow2) fixed += rn * e->fx;
-            continue;
-        }
-        /* grid_add's. */
-        total += n * ct;
-        if (!pow2) fixed += n * e->fx;
-        if (ct > max_s) max_s = ct;
-        if (first < 0) first = ct, thr = 1e-3 * ct, fixed_first = e->fx;
-        else if (uniform && fabs(ct - first) > thr) uniform = 0;
-    }
-    gs.ctas = w->ctas * splits;
-    gs.total_s = total;
-    gs.fixed_total_s = pow2 ? w->fixed_total_s * splits : fixed;
-    gs.blocks = w->blocks;
-    gs.max_s = max_s;
-    gs.fixed_first_s = fixed_first;
-    gs.uniform = uniform;
     grid_done(&gs, g);
 }
 
@@ -609,14 +520,195 @@ static double grid_stream(const grid_acc *g, double slots)
     return (g->total_s - g->fixed_total_s) / slots;
 }
 
-static double grid_time(const grid_acc *g, double slots, double t_dram)
+static double grid_time(const grid_acc *g, double slots, double per_sm, double t_dram)
 {
     if (g->ctas <= 0) return 0;
+    /* per_sm CTAs share an SM: their starts and finishes overlap, their
+     * streaming (the SM's MMA, softmax and load pipes) does not. */
     if (g->uniform) {
-        double w = ceil(g->ctas / slots);
-        return w * g->fixed_first_s + maxd(w * (g->max_s - g->fixed_first_s), t_dram);
+        double w = ceil(g->ctas / (slots * per_sm));
+        return w * g->fixed_first_s + maxd(ceil(g->ctas / slots) * (g->max_s - g->fixed_first_s), t_dram);
     }
-    return maxd(g->fixed_total_s / slots + maxd((g->total_s - g->fixed_total_s) / slots, t_dram), g->max_s);
+    return maxd(g->fixed_total_s / (slots * per_sm) + maxd((g->total_s - g->fixed_total_s) / slots, t_dram), g->max_s);
+}
+
+/* FA2 launches its CTAs in grid order, Q tile fastest (m_block =
+ * blockIdx.x, then the sequence, then the head), and the block
+ * scheduler starts each on the first SM to free up: a causal grid's
+ * short first tiles run first and its longest tiles last, so a grid of
+ * few waves ends in a tail that longest-first ordering (FA3's
+ * scheduler) avoids.  The makespan of that list schedule for a kept
+ * walk, whose tiles in order repeat per head, sequence and split: the
+ * last repetitions, LIST_SCHED_WAVES waves of CTAs at least, are
+ * scheduled CTA by CTA from slots all free together, after the others'
+ * CTA-seconds spread evenly over the slots (the tail depends on the last
+ * waves alone: within 1% of the whole schedule on FA2 causal grids of
+ * 256 to 16,384 CTAs).  0 where the walk was not kept whole. */
+#define LIST_SCHED_WAVES 2
+#define LIST_SCHED_SLOTS_MAX 512
+#define LIST_SCHED_CTAS_MAX 2048
+static double grid_list_schedule(const walk_tiles *w, double splits, double slots)
+{
+    if (w->overflow || slots > LIST_SCHED_SLOTS_MAX || slots < 1) return 0;
+    exact_div sd = exact_div_of(splits);
+    double per = 0, work = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        per += 1 + w->t[i].rest;
+        work += (1 + w->t[i].rest) * cta_time(w->t[i].fx, w->t_blk, w->t[i].nb, &sd);
+    }
+    double reps = w->heads * w->mult * splits;
+    double sim = mind(reps, ceil(LIST_SCHED_WAVES * slots / per));
+    if (per <= 0 || sim * per > LIST_SCHED_CTAS_MAX) return 0;
+    double hp[LIST_SCHED_SLOTS_MAX];
+    size_t n = (size_t)slots;
+    memset(hp, 0, n * sizeof hp[0]);
+    for (double r = 0; r < sim; r++) {
+        for (size_t i = 0; i < w->n; i++) {
+            double ct = cta_time(w->t[i].fx, w->t_blk, w->t[i].nb, &sd);
+            for (double k = 0; k <= w->t[i].rest; k++) {
+                /* The earliest free slot (the heap's root) takes it. */
+                double v = hp[0] + ct;
+                size_t j = 0;
+                for (;;) {
+                    size_t c = 2 * j + 1;
+                    if (c >= n) break;
+                    if (c + 1 < n && hp[c + 1] < hp[c]) c++;
+                    if (hp[c] >= v) break;
+                    hp[j] = hp[c];
+                    j = c;
+                }
+                hp[j] = v;
+            }
+        }
+    }
+    double m = 0;
+    for (size_t j = 0; j < n; j++) m = maxd(m, hp[j]);
+    return (reps - sim) * work / slots + m;
+}
+
+/* FA2's split count (flash_api.cpp num_splits_heuristic, called by
+ * set_params_splitkv with twice the SMs: two 128-thread CTAs per SM):
+ * none when the grid nearly fills them, else the fewest splits whose
+ * wave efficiency is within 0.85 of the best, skipping counts that give
+ * the same blocks per split as one fewer. */
+static int fa2_splits_heuristic(double ctas, double sms, double nblk, int cap)
+{
+    if (ctas >= 0.8 * sms) return 1;
+    int smax = (int)mind(mind(cap, sms), nblk);
+    /* In single precision, as the library computes it. */
+    float best = 0, t = (float)ctas, n = (float)sms;
+    for (int s = 1; s <= smax && best < 1; s++) {
+        if (s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
+        float w = t * (float)s / n;
+        if (w / ceilf(w) > best) best = w / ceilf(w);
+    }
+    for (int s = 1; s <= smax; s++) {
+        if (s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
+        float w = t * (float)s / n;
+        if (w / ceilf(w) >= 0.85 * best) return s;
+    }
+    return 1;
+}
+
+/* CTAs resident per SM.  FA3's Ampere/Ada kernel declares two blocks
+ * per SM for its 4-warp CTAs (MinBlocksPerMultiprocessor: 255 registers
+ * a thread fit twice) and FA2's heuristics count on two 128-thread CTAs
+ * per SM (set_params_splitkv); both keep one stage of the Q, K and V
+ * tiles in shared memory, so two fit only where the SM holds twice that.
+ * FA3's warp-specialised Hopper CTAs and 8-warp CTAs: one. */
+static double attn_ctas_per_sm(const attn_k *a, int warp_specialised, double warps, double tm, double tn,
+                               double smem_sm)
+{
+    if (warp_specialised || warps != 4) return 1;
+    double smem = tm * a->dqk * a->q_bytes + tn * (a->dqk + a->dv) * a->kv_bytes;
+    return smem > 0 && 2 * smem <= smem_sm ? 2 : 1;
+}
+
+/* Warps of FA3's Ampere/Ada CTA (tile_size_fwd_sm8x): 4 up to head dim
+ * 96 and at 128 on sm80 unsplit, 8 otherwise. */
+static double fa3_sm8x_warps(double d, int small_smem, int varlen_split)
+{
+    return d <= 96 || (d <= 128 && !small_smem && !varlen_split) ? 4 : 8;
+}
+
+/* FA3's kBlockN on its Ampere/Ada path (tile_size_fwd_sm8x) when the
+ * KV range is split in a varlen call (varlen_and_split): 8 warps and a
+ * longer K/V tile at head dim 128, a shorter one elsewhere.  small_smem:
+ * the sm86/sm89 parts (100 KB of shared memory per SM against sm80's
+ * 164 KB), which the library tells apart by arch. */
+static double fa3_sm8x_split_tile_n(double d, int small_smem, int local)
+{
+    if (d <= 64) return 80;
+    if (d <= 96) return 48;
+    if (d <= 128) return local ? 96 : 112;
+    if (d <= 192) return 64;
+    return small_smem ? 48 : 64;
+}
+
+/* FA3's split count (hopper/heuristics.h num_splits_heuristic): no split
+ * when the grid's Q tiles nearly fill the SMs (unless one KV head
+ * overflows a 50 MB L2 and enough Q tiles re-read it) or the KV range
+ * has at most 4 blocks; else the fewest splits whose wave efficiency is
+ * within 0.85 of the best up to min(cap, SMs, blocks). */
+static int fa3_splits_heuristic(double mblocks_total, double sms, double nblk, double mblocks, double kv_head_bytes,
+                                int causal_or_local, int cap)
+{
+    if (mblocks_total >= 0.8 * sms) {
+        double l2 = 50.0 * 1024 * 1024;
+        if (kv_head_bytes > l2 && mblocks >= 2 * sms && !causal_or_local) return (int)mind(ceil(kv_head_bytes / l2), cap);
+        return 1;
+    }
+    if (nblk <= 4) return 1;
+    int smax = (int)mind(mind(cap, sms), nblk);
+    /* In single precision, as the library computes it; no efficiency
+     * exceeds a whole last wave's 1. */
+    float best = 0, t = (float)mblocks_total, n = (float)sms;
+    for (int s = 1; s <= smax && best < 1; s++) {
+        float w = t * (float)s / n;
+        if (w / ceilf(w) > best) best = w / ceilf(w);
+    }
+    for (int s = 1; s <= smax; s++) {
+        float w = t * (float)s / n;
+        if (w / ceilf(w) >= 0.85 * best) return s;
+    }
+    return 1;
+}
+
+/* FA3's varlen split count (flash_prepare_scheduler.cu): with at most
+ * 992 sequences the scheduler kernel gives each sequence
+ * ceil(blocks / blocks_per_sm) splits, at most the static count, where
+ * blocks_per_sm = ceil(1.1 × every sequence's Q tiles × KV blocks × heads
+ * / SMs); the static count is num_splits_heuristic's for one sequence. */
+static int fa3_num_splits(const attn_k *a, double sms, double tile_m, double tile_n, int varlen, int cap)
+{
+    /* FA3 packs the GQA heads whenever it splits. */
+    double g = a->h / a->hkv, heads = a->hkv;
+    size_t nseq = a->lq || a->lkv ? a->nseq : 1;
+    double mult = a->lq || a->lkv ? 1 : a->b;
+    double total = 0, nblk_max = 0, mb_max = 0, sk_max = 0;
+    for (size_t i = 0; i < nseq; i++) {
+        double sq = a->lq ? (double)a->lq[i] : a->sq, sk = a->lkv ? (double)a->lkv[i] : a->skv;
+        /* A window bounds the keys a sequence loads. */
+        if (a->wl >= 0 && a->wr >= 0) sk = mind(sk, a->wl + a->wr + 1 + tile_m);
+        double mb = ceil(sq * g / tile_m), nb = ceil(sk / tile_n);
+        total += mult * mb * nb;
+        nblk_max = maxd(nblk_max, nb);
+        mb_max = maxd(mb_max, mb);
+        sk_max = maxd(sk_max, a->lkv ? (double)a->lkv[i] : a->skv);
+    }
+    int dynamic = varlen && a->b <= 992;
+    double dyn = 1;
+    if (dynamic) {
+        double bps = ceil(total * 1.1 * heads / sms);
+        if (!(bps >= 1)) return 1; /* no KV block to split */
+        /* The longest sequence's count: it sets the grid's longest CTA. */
+        dyn = ceil(nblk_max / bps);
+        if (dyn <= 1) return 1; /* whatever the static count */
+    }
+    int local = a->wl >= 0 || (a->wr >= 0 && !a->causal);
+    int st = fa3_splits_heuristic((dynamic ? 1 : a->b) * a->hkv * mb_max, sms, nblk_max, mb_max,
+                                  sk_max * (a->dqk + a->dv) * a->kv_bytes, a->causal || local, cap);
+    return dynamic ? (int)mind(dyn, st) : st;
 }
 
 int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
@@ -665,11 +757,10 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     }
     /* Shared memory of a CTA: the Q tile and two stages of K and V. */
     double smem = (tm * a.dqk * a.q_bytes + 2 * r.tile_n * (a.dqk + a.dv) * a.kv_bytes);
-    /* One CTA per SM: FA3's warp-specialised CTAs take the register file
-     * (setmaxnreg), FA2's 4-warp CTAs at 255 registers leave room for
-     * two only where their shared memory fits too; the measured decode
-     * floors (latency-bound grids) show one per SM on every GPU here. */
     double slots = h.num_sms;
+    int small_smem = h.smem_per_sm < 131072;
+    double per_sm = attn_ctas_per_sm(&a, r.overlap, fa3 ? fa3_sm8x_warps(a.dqk, small_smem, 0) : 4, tm, r.tile_n,
+                                     h.smem_per_sm);
 
     /* Decode-like: few query rows per KV head; pack the GQA heads. */
     double rows_per_kv = a.sq * a.h / a.hkv;
@@ -717,8 +808,9 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
         double nkv = tq * a.hkv * (a.dqk + a.dv) * a.kv_bytes;
         /* It and the scheduler kernel before the attention kernel (FA3's
          * prepare_varlen_num_blocks, FlashInfer's plan) each cost a
-         * kernel floor: the fixed time and a DRAM round trip. */
-        t_cache = SERVING_EXTRA_KERNELS * (h.fixed_s + h.lat_dram_s) +
+         * kernel floor: the fixed time and a DRAM round trip.  FA2 has no
+         * scheduler kernel (its grid is fixed at launch). */
+        t_cache = (SERVING_EXTRA_KERNELS - (fa3 ? 0 : 1)) * (h.fixed_s + h.lat_dram_s) +
                   (f_in ? (2 * nkv + tq * 8) / h.l2_bw : (nkv + tq * 8) / h.hbm_bw + nkv / h.hbm_write_bw);
         rd -= nkv + tq * 8;
         wr -= nkv;
@@ -733,48 +825,54 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     grid_acc g;
     walk_tiles kept;
     grid_walk(&a, &r, packed, ptm, 1, &g, &kept);
-    double best_splits = 1, t_grid = grid_time(&g, slots, t_kv), t_combine = 0, t_stream = grid_stream(&g, slots);
-    double blocks_per_cta = g.ctas > 0 ? g.blocks / g.ctas : 0;
+    double best_splits = 1, t_grid = grid_time(&g, slots, per_sm, t_kv), t_combine = 0, t_stream = grid_stream(&g, slots);
+    if (!fa3 && !bwd && !g.uniform && per_sm == 1) t_grid = maxd(t_grid, grid_list_schedule(&kept, 1, slots));
     /* FA2's varlen entry point, which a serving backend calls, splits
      * the KV range only when it swaps the GQA groups into the query rows
      * (mha_varlen_fwd: seqlenq_ngroups_swapped, one query per sequence). */
     int splittable = fa3 || !serving || (a.sq == 1 && a.h > a.hkv);
-    if (!bwd && splittable && g.ctas < slots && blocks_per_cta >= 2) {
-        /* A serving backend captures decode in CUDA graphs with its split
-         * buffers sized up front: vLLM's flash_attn_max_num_splits_for_cuda_graph
-         * (32) caps what FlashAttention's own heuristic (128) would take. */
-        int smax = serving ? SERVING_SPLITS_MAX : SPLITS_MAX;
-        for (int s = 2; s <= smax && s <= blocks_per_cta; s++) {
-            /* The split grid's CTAs: every tile's count times s (whole
-             * numbers, so exactly what its walk would sum). */
-            double ctas_s = s * g.ctas;
-            /* The combine kernel: fp32 partial O and LSE per split. */
-            double part = ctas_s / s * s * ptm * (a.dv + 1) * 4;
-            double tc = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
-            /* A bound under the split grid's time, not walked: at least its
-             * longest CTA (the tile of most blocks, at the least fixed
-             * time) and its CTA-seconds over the slots (every CTA's share
-             * of its tile's blocks at least nb / s); with a margin far
-             * over the sums' rounding, a split count whose bound already
-             * loses cannot be chosen. */
-            double ct_lo = kept.n > 4 || kept.overflow ? cta_time(kept.fx_min, kept.t_blk, kept.nb_max, &(exact_div){(double)s, 0}) : 0;
-            double lo = maxd(ct_lo, (s * g.fixed_total_s + kept.t_blk * g.blocks) / slots);
-            /* (Worth it where a walk costs more than the bound.) */
-            if ((kept.n > 4 || kept.overflow) && lo * (1 - 1e-9) + tc >= t_grid + t_combine) {
-                if (ctas_s >= 2 * slots) break;
-                continue;
-            }
+    if (!bwd && fa3) {
+        /* FA3 picks its split count by its own rule, not the fastest one.
+         * A serving backend's call is varlen (its scheduler's per-sequence
+         * count); on the Ampere/Ada path a varlen split runs a longer K/V
+         * tile. */
+        int varlen = serving || a.lq || a.lkv;
+        attn_rates rs = r;
+        if (!wgmma && varlen) rs.tile_n = fa3_sm8x_split_tile_n(a.dqk, small_smem, a.wl >= 0);
+        int s = fa3_num_splits(&a, slots, ptm, rs.tile_n, varlen, serving ? SERVING_SPLITS_MAX : SPLITS_MAX);
+        if (s > 1) {
             grid_acc gs;
-            if (kept.overflow) grid_walk(&a, &r, packed, ptm, s, &gs, NULL);
-            else grid_rewalk(&kept, s, &gs);
-            double t = grid_time(&gs, slots, t_kv) + tc;
-            if (t < t_grid + t_combine) {
-                t_stream = grid_stream(&gs, slots);
-                t_grid = grid_time(&gs, slots, t_kv);
-                t_combine = tc;
-                best_splits = s;
-            }
-            if (gs.ctas >= 2 * slots) break;
+            grid_walk(&a, &rs, packed, ptm, s, &gs, NULL);
+            if (!wgmma && varlen)
+                per_sm = attn_ctas_per_sm(&a, 0, fa3_sm8x_warps(a.dqk, small_smem, 1), ptm, rs.tile_n, h.smem_per_sm);
+            double part = gs.ctas * ptm * (a.dv + 1) * 4;
+            t_combine = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
+            t_stream = grid_stream(&gs, slots);
+            t_grid = grid_time(&gs, slots, per_sm, t_kv);
+            best_splits = s;
+            g.blocks = gs.blocks;
+            r.tile_n = rs.tile_n;
+        }
+    } else if (!bwd && splittable) {
+        /* FA2 picks its split count by its own heuristic too, over the
+         * longest sequence's KV blocks and its grid counted in 64-row Q
+         * blocks (set_params_splitkv: the split kernel's kBlockM). */
+        double nblk = 0, mb = 0;
+        size_t nseq = a.lkv || a.lq ? a.nseq : 1;
+        for (size_t i = 0; i < nseq; i++) {
+            nblk = maxd(nblk, ceil((a.lkv ? (double)a.lkv[i] : a.skv) / r.tile_n));
+            mb = maxd(mb, ceil((a.lq ? (double)a.lq[i] : a.sq) * (packed ? a.h / a.hkv : 1) / 64));
+        }
+        double mblocks = a.b * (packed ? a.hkv : a.h) * mb;
+        int s = fa2_splits_heuristic(mblocks, 2 * slots, nblk, serving ? SERVING_SPLITS_MAX : SPLITS_MAX);
+        if (s > 1) {
+            grid_acc gs;
+            grid_walk(&a, &r, packed, ptm, s, &gs, NULL);
+            double part = gs.ctas * ptm * (a.dv + 1) * 4;
+            t_combine = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
+            t_stream = grid_stream(&gs, slots);
+            t_grid = grid_time(&gs, slots, per_sm, t_kv);
+            best_splits = s;
         }
     }
     if (bwd) {
@@ -819,9 +917,9 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     opm_diag_num(p, "tile_m", ptm);
     opm_diag_num(p, "tile_n", r.tile_n);
     opm_diag_num(p, "ctas", g.ctas * best_splits);
-    opm_diag_num(p, "ctas_per_sm", 1);
+    opm_diag_num(p, "ctas_per_sm", per_sm);
     opm_diag_num(p, "shared_memory_bytes_per_cta", smem);
-    opm_diag_num(p, "waves", g.ctas * best_splits / slots);
+    opm_diag_num(p, "waves", g.ctas * best_splits / (slots * per_sm));
     opm_diag_num(p, "kv_splits", best_splits);
     opm_diag_num(p, "kv_blocks", g.blocks);
     opm_diag_num(p, "grid_time_s", t_grid);

@@ -270,7 +270,11 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
 
 /* Kernel k at split-K s0, 2·s0, … up to 32: split-K only pays when the
  * output tiles leave SMs idle, and each split keeps at least 4 K
- * iterations.  Every configuration that runs replaces *best when faster
+ * iterations.  Block-scaled MFMA kernels (CK's ab_scale GEMMs, which
+ * aiter's tuner splits) take aiter's own bounds instead
+ * (compute_gemm_SplitK, aiter/ops/gemm_op_a8w8.py): no more splits than
+ * CUs per output tile, and splits × K tile < 2K, so a split may hold a
+ * single K tile.  Every configuration that runs replaces *best when faster
  * (or when none was *found yet). */
 /* Times the kernel set up in e and keeps it in *best when faster (or the
  * first found). */
@@ -297,19 +301,40 @@ static void time_and_keep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn
     *found = 1;
 }
 
+/* A hinted CTA that does not fit an SM by the occupancy rules (the
+ * library runs it, so the accounting is what is short): one CTA per SM,
+ * as a launch with an oversubscribed SM would serialise anyway. */
+static int setup_oversubscribed(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e)
+{
+    gemm_hw relaxed = *h;
+    relaxed.smem_per_sm = relaxed.regs_per_sm = 1e30;
+    relaxed.max_warps = relaxed.max_ctas = 1e30;
+    if (!opm_gemm_setup(pb, &relaxed, k, e)) return 0;
+    e->ctas_per_sm = 1;
+    e->slots = h->num_sms;
+    e->full_waves = floor(e->tiles / e->slots);
+    e->tail_tiles = e->tiles - e->full_waves * e->slots;
+    e->waves = e->full_waves + (e->tail_tiles > 0);
+    e->wave_eff = e->tiles / (e->waves * e->slots);
+    e->occ_limit = "oversubscribed";
+    return 1;
+}
+
 static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_kernel k, int s0,
-                          gemm_eval *best, int *found)
+                          int oversubscribed, gemm_eval *best, int *found)
 {
     gemm_eval e;
+    int ck = k.mi == GEMM_MI_MFMA && h->tensor && pb->scale_bk > 0;
     for (int s = s0; s <= 32; s *= 2) {
-        if (s > 1 && cdivd(pb->k, (double)s * k.tk) < 4) break;
+        if (s > 1 && (ck ? (double)s * k.tk >= 2 * pb->k : cdivd(pb->k, (double)s * k.tk) < 4)) break;
         /* A batched launch puts the batch on the grid's z dimension,
          * which split-K kernels use for their K slices: cuBLAS runs
          * batched GEMMs unsplit (docs/gemm_models.md, "Batched GEMMs"). */
         if (s > 1 && pb->batch > 1) break;
         k.split_k = s;
-        if (!opm_gemm_setup(pb, h, &k, &e)) break;
+        if (!(oversubscribed ? setup_oversubscribed(pb, h, &k, &e) : opm_gemm_setup(pb, h, &k, &e))) break;
         if (s > 1 && e.tiles / s >= e.slots) break;
+        if (s > 1 && ck && e.tiles > h->num_sms) break;
         time_and_keep(pb, h, wave, &e, best, found);
     }
 }
@@ -339,29 +364,15 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
     if (hinted == 1 && k.stages < 1)
         k.stages = persistent_stages(h, (double)(k.tm + k.tn) * k.tk * maxd(pb->a_bytes, pb->b_bytes));
     if (hinted == 1) {
-        int oversubscribed = 0;
-        if (!opm_gemm_setup(pb, h, &k, &e)) {
-            /* The hinted CTA does not fit an SM: run it one CTA per SM, as
-             * a launch with an oversubscribed SM would serialise anyway. */
-            gemm_hw relaxed = *h;
-            relaxed.smem_per_sm = relaxed.regs_per_sm = 1e30;
-            relaxed.max_warps = relaxed.max_ctas = 1e30;
-            opm_gemm_setup(pb, &relaxed, &k, &e);
-            e.ctas_per_sm = 1;
-            e.slots = h->num_sms;
-            e.full_waves = floor(e.tiles / e.slots);
-            e.tail_tiles = e.tiles - e.full_waves * e.slots;
-            e.waves = e.full_waves + (e.tail_tiles > 0);
-            e.wave_eff = e.tiles / (e.waves * e.slots);
-            e.occ_limit = "oversubscribed";
-            oversubscribed = 1;
-        }
+        int oversubscribed = !opm_gemm_setup(pb, h, &k, &e);
+        if (oversubscribed) setup_oversubscribed(pb, h, &k, &e);
         int found = 0;
         time_and_keep(pb, h, wave, &e, best, &found);
         /* A hinted tile without a split_k hint: split-K is chosen as for
-         * the catalog (kernels that may run a split-K reduction). */
-        if (!k.split_hinted && best->ctas_per_sm >= 1 && !oversubscribed)
-            split_k_sweep(pb, h, wave, k, 2, best, &found);
+         * the catalog (kernels that may run a split-K reduction), at one
+         * CTA per SM for a tile the occupancy rules call too big. */
+        if (!k.split_hinted && best->ctas_per_sm >= 1)
+            split_k_sweep(pb, h, wave, k, 2, oversubscribed, best, &found);
         return 0;
     }
     const cat_entry *cat;
@@ -394,7 +405,7 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
             from_entry(&cat[i], pb, h, &k);
             if (pass == 0 && (double)k.tm * k.tn < min_area) continue;
             if (!fixed_split) {
-                split_k_sweep(pb, h, wave, k, 1, best, &found);
+                split_k_sweep(pb, h, wave, k, 1, 0, best, &found);
                 continue;
             }
             k.split_k = fixed_split;

@@ -39,7 +39,10 @@
  * usable L2, DRAM for the share past it) plus its bytes at the CTA's
  * Little's-law rate
  * threads × vec_bytes / latency (capped at its share of the SM's L2 port),
- * plus REDUCE_SYNC_CYCLES per block reduction.  Slots are SMs × resident
+ * plus REDUCE_SYNC_CYCLES per block reduction.  An L2 hit costs the mean
+ * over the L2's partitions: a line sits in its home partition, near the
+ * loading SM in 1 of P cases, and far_latency_cycles in the others where
+ * the entry gives it (A100).  Slots are SMs × resident
  * CTAs (max CTAs and warps per SM).  Tensors the previous kernel left in L2
  * (attrs.l2_warm: input) are read from L2 in the share the usable L2 holds
  * of the op's tensors (all when they fit; usable: one partition's share
@@ -164,6 +167,17 @@ static double instr_per_elem(const char *f)
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(f, t[i].name)) return t[i].n;
     return 0;
+}
+
+/* The mean L2-hit latency of lines spread evenly over the L2's
+ * partitions: near hits at the level's latency, the other (P - 1) / P at
+ * far_latency_cycles where the entry gives it. */
+static double l2_hit_latency_s(const opm_hardware *hw, const gemm_hw *h)
+{
+    const opm_memory_level *l2 = opm_hardware_find_level(hw, "l2");
+    if (!l2 || !(l2->partitions > 1) || !(l2->far_latency_cycles > 0)) return h->lat_l2_s;
+    double far_s = l2->far_latency_cycles / h->clock_hz;
+    return (h->lat_l2_s + (l2->partitions - 1) * far_s) / l2->partitions;
 }
 
 /* The kernel shape of one op; 0 when the kind has no streaming model. */
@@ -293,6 +307,13 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     /* The hardware numbers the GEMM models use (bandwidths, latencies,
      * occupancy limits); fp32 is every GPU's vector dtype. */
     if ((rc = opm_gemm_hw(hw, OPM_FP32, &h, err))) return rc;
+    /* A streaming kernel's L2 hits land in whichever partition homes the
+     * line: the previous kernel's stores, a re-run's lines and the lines
+     * a first pass brought in from DRAM (which stay in their home
+     * partition) are near the loading SM in 1 of P cases.  The entry's L2
+     * latency is a pointer chase that re-walks its own lines (copied to the
+     * near partition), so the far hits' latency is its own figure. */
+    h.lat_l2_s = l2_hit_latency_s(hw, &h);
 
 
     double rd = (double)c.read_bytes, wr = (double)c.write_bytes;

@@ -26,9 +26,10 @@
  * the median of measured − max(overlap, kernel).  A group that borrows its
  * overhead borrows its overlap from the same groups.
  *
- * A row's kernel column gives hints: a cuBLAS SIMT sgemm name its tile, and
- * vLLM's `cutlass` `scaled_mm` on a wgmma part the tile of vLLM's sm90 fp8
- * dispatch.  The two constants that time fp8 activation quantisation are
+ * A row's kernel column gives hints: a cuBLAS SIMT sgemm name its tile, a
+ * Composable Kernel XDL instance (aiter's labels) its tile, waves and
+ * pipeline depth, and vLLM's `cutlass` `scaled_mm` on a wgmma part the tile
+ * of vLLM's sm90 fp8 dispatch.  The two constants that time fp8 activation quantisation are
  * refitted here too (opm_gemm_refit_constants): a grid over their bounds on
  * every hardware and without each one, from per-row terms, no new
  * predictions.
@@ -140,10 +141,10 @@ static int name_index(const char *f, const char *const *names)
  * and the old 32x32x32 ones) split the K tile four ways, each slice's warps
  * covering the whole tile.  A warp's tile is the squarest power-of-two
  * split of its outputs that fits the CTA tile. */
-static void kernel_warps(opm_gemm_row *r, int sliced, long outputs_8x8_warps, long threads)
+static void kernel_warps(opm_gemm_row *r, int sliced, long outputs_8x8_warps, long threads, long lanes)
 {
     const int slices = 4;
-    long warps = threads > 0 ? (threads + 31) / 32 : sliced ? slices : outputs_8x8_warps;
+    long warps = threads > 0 ? (threads + lanes - 1) / lanes : sliced ? slices : outputs_8x8_warps;
     if (warps < 1) warps = 1;
     long per_slice = sliced ? (warps >= slices ? warps / slices : 1) : warps;
     double outputs = (double)r->kern_tm * r->kern_tn / (double)per_slice;
@@ -165,14 +166,49 @@ static void kernel_warps(opm_gemm_row *r, int sliced, long outputs_8x8_warps, lo
  * threads_per_cta column, 0 when not given): NeuSight's records show that
  * the name does not fix it (the 128x32 and 32x128 kernels run 256 threads,
  * 4x4 outputs per thread; the 64x32 and 128x32 sliced ones 8 warps). */
+/* Composable Kernel's XDL GEMM instances (aiter's CK kernels: the label
+ * "a8w8_blockscale:ck:256x16x64x256", "bf16:256x128x128x64") name their
+ * template's leading parameters BlockSize x MPerBlock x NPerBlock x
+ * KPerBlock, in CK's row-major terms (A[M,K], B[N,K]), which are ours.  XDL
+ * instances run MFMA on CDNA's 64-lane wavefronts, and their pipelines
+ * (v1..v3: one K tile loaded while the LDS one is computed) are two
+ * stages deep.  A token of exactly four numbers whose first is a block size
+ * (a multiple of 64 up to 1024); 1 when found. */
+static int parse_ck_instance(const char *name, opm_gemm_row *r)
+{
+    for (const char *p = name; *p; p++) {
+        if (*p < '0' || *p > '9' || (p > name && ((p[-1] >= '0' && p[-1] <= '9') || p[-1] == 'x'))) continue;
+        long v[4];
+        int n = 0;
+        const char *q = p;
+        char *end;
+        while (n < 4) {
+            v[n++] = strtol(q, &end, 10);
+            if (*end != 'x' || end[1] < '0' || end[1] > '9') break;
+            q = end + 1;
+        }
+        if (n != 4 || *end == 'x' || (*end >= '0' && *end <= '9')) continue;
+        if (v[0] < 64 || v[0] > 1024 || v[0] % 64) continue;
+        if (v[1] < 1 || v[1] > 1024 || v[2] < 1 || v[2] > 1024 || v[3] < 1 || v[3] > 1024) continue;
+        r->kern_tm = (int16_t)v[1];
+        r->kern_tn = (int16_t)v[2];
+        r->kern_tk = (int16_t)v[3];
+        kernel_warps(r, 0, 0, v[0], 64);
+        r->kern_stages = 2;
+        return 1;
+    }
+    return 0;
+}
+
 int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r)
 {
     r->kern_tm = 0;
+    r->kern_stages = 0;
     /* vLLM's CUTLASS fp8 scaled_mm dispatches fixed tile configurations by
      * M and never splits K: the catalog at split_k 1. */
     r->no_split = strstr(name, "cutlass") && strstr(name, "scaled_mm");
     const char *p = strstr(name, "sgemm_");
-    if (!p) return 0;
+    if (!p) return parse_ck_instance(name, r);
     p += 6;
     char *end;
     long a = strtol(p, &end, 10);
@@ -185,7 +221,7 @@ int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r)
     r->kern_tm = (int16_t)b;
     r->kern_tn = (int16_t)a;
     r->kern_tk = (int16_t)(c ? c : sliced ? 32 : 8);
-    kernel_warps(r, sliced, a * b / 2048, threads);
+    kernel_warps(r, sliced, a * b / 2048, threads, 32);
     r->kern_splitk = strstr(name, "splitk") != NULL;
     return 1;
 }
@@ -538,6 +574,7 @@ static opm_op *row_op(const opm_gemm_row *r, const opm_hardware *hw, int hints, 
          (opm_op_set_int(op, "cta_tile_m", r->kern_tm, err) || opm_op_set_int(op, "cta_tile_n", r->kern_tn, err) ||
           opm_op_set_int(op, "cta_tile_k", r->kern_tk, err) || opm_op_set_int(op, "warps_per_cta", r->kern_warps, err) ||
           opm_op_set_int(op, "warp_tile_m", r->kern_wm, err) || opm_op_set_int(op, "warp_tile_n", r->kern_wn, err) ||
+          (r->kern_stages > 0 && opm_op_set_int(op, "pipeline_stages", r->kern_stages, err)) ||
           (r->split_k > 0 && opm_op_set_int(op, "split_k", r->split_k, err))))) {
         opm_op_free(op);
         return NULL;
@@ -598,10 +635,31 @@ static int may_cap(const opm_hardware *hw, opm_dtype dt)
            opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32) > 0;
 }
 
+/* Copies what the prediction p says it chose (kernel, limiting resource)
+ * into l, truncated to fit. */
+static void copy_label(char *dst, size_t cap, const char *src)
+{
+    size_t n = 0;
+    while (src && src[n] && n + 1 < cap) {
+        dst[n] = src[n];
+        n++;
+    }
+    dst[n] = '\0';
+}
+
+static void label_row(const opm_profile *p, opm_gemm_row_label *l)
+{
+    const opm_gemm_details *g = opm_profile_gemm(p);
+    const opm_diag *d = opm_profile_diag(p, "limiting_resource");
+    copy_label(l->kernel, sizeof l->kernel, g ? g->kernel : NULL);
+    copy_label(l->limit, sizeof l->limit, d && d->is_text ? d->text : NULL);
+}
+
 /* Predicts the rows of hardware only_hw (-1: all); with group_overhead_s,
  * only those the power cap may limit, on hardware carrying the overhead. */
 static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
-                        const double *group_overhead_s, int only_hw, double *base, opm_error *err)
+                        const double *group_overhead_s, int only_hw, double *base, opm_gemm_row_label *labels,
+                        opm_error *err)
 {
     const opm_model *m = opm_model_find(model);
     if (!m) return opm_err(err, OPM_ENOTFOUND, "--model", "no model named '%s' (see `opmodel models`)", model);
@@ -614,6 +672,7 @@ static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_k
         if (only_hw >= 0 && r->hw != only_hw) continue;
         if (group_overhead_s && !may_cap(ds->hw[r->hw], r->dtype)) continue;
         base[i] = NAN;
+        if (labels) labels[i].kernel[0] = labels[i].limit[0] = '\0';
         const opm_hardware *hw;
         if (hw_for_row(ds, r, group_overhead_s, &cache, &n_cache, &hw)) {
             rc = opm_err(err, OPM_ENOMEM, NULL, "out of memory");
@@ -622,7 +681,10 @@ static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_k
         if (!hw) continue;
         opm_op *op = row_op(r, hw, use_kernel_column, NULL);
         if (!op) continue;
-        if (m->predict(op, hw, &p, NULL) == 0) base[i] = p.latency_s - p.overhead_s;
+        if (m->predict(op, hw, &p, NULL) == 0) {
+            base[i] = p.latency_s - p.overhead_s;
+            if (labels) label_row(&p, &labels[i]);
+        }
         opm_op_free(op);
     }
     for (size_t i = 0; i < n_cache; i++) opm_hardware_free(cache[i].h);
@@ -633,13 +695,19 @@ static int predict_rows(const opm_gemm_dataset *ds, const char *model, int use_k
 int opm_gemm_base_predictions(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, double *base,
                               opm_error *err)
 {
-    return predict_rows(ds, model, use_kernel_column, NULL, -1, base, err);
+    return predict_rows(ds, model, use_kernel_column, NULL, -1, base, NULL, err);
+}
+
+int opm_gemm_base_predictions_labelled(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
+                                       double *base, opm_gemm_row_label *labels, opm_error *err)
+{
+    return predict_rows(ds, model, use_kernel_column, NULL, -1, base, labels, err);
 }
 
 int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
                                      const double *group_overhead_s, int only_hw, double *base, opm_error *err)
 {
-    return predict_rows(ds, model, use_kernel_column, group_overhead_s, only_hw, base, err);
+    return predict_rows(ds, model, use_kernel_column, group_overhead_s, only_hw, base, NULL, err);
 }
 
 /* ---- calibration split ---- */

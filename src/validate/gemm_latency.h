@@ -33,10 +33,12 @@ typedef struct opm_gemm_row {
     double latency_s;
     int cls;                     /* GC_* */
     int group;                   /* calibration group (hardware × source tag) */
-    /* The kernel column, when it names a cuBLAS SIMT sgemm: its CTA tile in
-     * our m/n terms, K depth, warps, warp tile, sliced-K and whether a
-     * split-K reduction ran.  kern_tm = 0 when unknown. */
-    int16_t kern_tm, kern_tn, kern_tk, kern_warps, kern_wm, kern_wn;
+    /* The kernel column, when it names a cuBLAS SIMT sgemm or a Composable
+     * Kernel XDL instance: its CTA tile in our m/n terms, K depth, warps,
+     * warp tile, sliced-K and whether a split-K reduction ran; kern_stages
+     * the pipeline depth the name implies (0: the model's default).
+     * kern_tm = 0 when unknown. */
+    int16_t kern_tm, kern_tn, kern_tk, kern_warps, kern_wm, kern_wn, kern_stages;
     unsigned char kern_splitk;
     /* The split_k column: the K slices the launch grid shows (its z over
      * the batch), 0 when not given; with the kernel, a split_k hint. */
@@ -161,6 +163,18 @@ typedef struct opm_gemm_validate_opts {
  * splitting K inside the kernel). */
 int opm_gemm_base_predictions(const opm_gemm_dataset *ds, const char *model, int use_kernel_column, double *base,
                               opm_error *err);
+/* What the model chose for one row: the kernel it timed (the typed GEMM
+ * details' name) and the resource it names as limiting (the
+ * limiting_resource diagnostic); "" where the model gives none (the
+ * roofline, a fallback, a failed row). */
+typedef struct opm_gemm_row_label {
+    char kernel[64];
+    char limit[32];
+} opm_gemm_row_label;
+/* opm_gemm_base_predictions that also fills labels (ds->n_rows entries)
+ * from the same predictions, for the per-row CSV. */
+int opm_gemm_base_predictions_labelled(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
+                                       double *base, opm_gemm_row_label *labels, opm_error *err);
 /* Re-predicts, into base, the rows of hardware only_hw (-1: all) that a
  * power cap may limit (their hardware has tdp_w and an energy per FLOP),
  * each on its hardware carrying its group's overhead group_overhead_s[g]
@@ -172,7 +186,9 @@ int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *mod
 /* Parses a cuBLAS SIMT kernel name ("ampere_sgemm_128x64_tn",
  * "volta_sgemm_32x32_sliced1x4_nn", "sgemm_32x32x32_NN", "+splitkreduce_kernel"
  * suffix) and its recorded launch block (threads, the threads_per_cta
- * column; 0 when unknown) into r's kern_* fields; returns 1 when recognised. */
+ * column; 0 when unknown), or a Composable Kernel XDL instance name
+ * ("a8w8_blockscale:ck:256x16x64x256": BlockSize x MPerBlock x NPerBlock x
+ * KPerBlock), into r's kern_* fields; returns 1 when recognised. */
 int opm_gemm_parse_kernel(const char *name, long threads, opm_gemm_row *r);
 /* The contract §4 columns both loaders read (validate's and calibrate's):
  * hardware through latency_us are required, the rest optional. */

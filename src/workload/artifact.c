@@ -20,7 +20,10 @@
  * ART_CAL_RUNS runs whose predicted device time per kernel is smallest (the
  * most host-bound, ties by name) fit it by minimising the squared relative
  * time error over [0, ART_MAX_INTERVAL_S]; they are not scored.  The
- * uncalibrated score uses the default host's interval on the same runs. */
+ * uncalibrated score uses the default host's interval on the same runs.
+ *
+ * Kernel lists are read with the kernels their model's architecture runs
+ * and the list leaves out (energaizer.c) unless as_listed. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -163,10 +166,12 @@ static int load_workloads(art_result *r, const char *dir, wl_dir *out, opm_error
             rc = OPM_ENOMEM;
             break;
         }
+        opm_workload_set_implied_kernels(w, !r->as_listed);
         if ((rc = opm_workload_add_file(w, paths[i], err))) {
             opm_workload_free(w);
             break;
         }
+        r->implied_kernels += opm_workload_implied(w);
         /* A run matched to no kernels would score 0 s and 0 J. */
         if (opm_workload_kernel_count(w) == 0) {
             opm_workload_free(w);
@@ -394,9 +399,10 @@ static void stats3(const art_result *r, run_key key, long k, int uncal, double *
     stats3_2(r, key, k, NULL, 0, uncal, buf, s);
 }
 
-int art_run_all(art_result *r, const char *data_dir, const char *model, opm_error *err)
+int art_run_all(art_result *r, const char *data_dir, const char *model, int as_listed, opm_error *err)
 {
     memset(r, 0, sizeof *r);
+    r->as_listed = as_listed;
     r->model = model ? model : "extended_roofline";
     snprintf(r->data_dir, sizeof r->data_dir, "%s", data_dir);
     const opm_model *m = opm_model_find(r->model);

@@ -49,6 +49,8 @@ typedef struct art_stats3 {
 
 typedef struct art_result {
     const char *model;
+    int as_listed;               /* kernel lists read without implied kernels */
+    uint64_t implied_kernels;    /* implied kernels over all lists read */
     char data_dir[4096];
     size_t n_runs, runs_matched, calibration_runs, runs_oom;
     art_run *runs;
@@ -76,8 +78,10 @@ typedef struct art_result {
 } art_result;
 
 /* Runs the validation; the result is freed with art_free whatever this
- * returns.  model NULL: extended_roofline. */
-int art_run_all(art_result *r, const char *data_dir, const char *model, opm_error *err);
+ * returns.  model NULL: extended_roofline.  as_listed: the kernel lists as
+ * shipped, without the kernels their model's architecture implies
+ * (opm_workload_set_implied_kernels). */
+int art_run_all(art_result *r, const char *data_dir, const char *model, int as_listed, opm_error *err);
 void art_free(art_result *r);
 
 #endif

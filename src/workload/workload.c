@@ -74,6 +74,7 @@ void wl_mark_get(const opm_workload *w, wl_mark *m)
     m->n_keys = w->keys.count;
     m->kernels = w->kernels;
     m->skipped = w->skipped;
+    m->implied = w->implied;
     m->last_count = w->n_seq ? w->seq[w->n_seq - 1].count : 0;
 }
 
@@ -85,6 +86,7 @@ void wl_rollback(opm_workload *w, const wl_mark *m)
     if (w->n_seq) w->seq[w->n_seq - 1].count = m->last_count;
     w->kernels = m->kernels;
     w->skipped = m->skipped;
+    w->implied = m->implied;
     /* Interned keys cannot be removed; they stop pointing at dropped ops. */
     for (size_t k = 0; k < w->key_cap; k++)
         if (w->key_op[k] != UINT32_MAX && w->key_op[k] >= m->n_ops) w->key_op[k] = UINT32_MAX;
@@ -178,6 +180,13 @@ uint64_t opm_workload_kernel_count(const opm_workload *w) { return w ? w->kernel
 size_t opm_workload_op_count(const opm_workload *w) { return w ? w->n_ops : 0; }
 const opm_op *opm_workload_op(const opm_workload *w, size_t i) { return w && i < w->n_ops ? w->ops[i] : NULL; }
 uint64_t opm_workload_skipped(const opm_workload *w) { return w ? w->skipped : 0; }
+
+uint64_t opm_workload_implied(const opm_workload *w) { return w ? w->implied : 0; }
+
+void opm_workload_set_implied_kernels(opm_workload *w, int on)
+{
+    if (w) w->as_listed = !on;
+}
 
 void opm_workload_options_init(opm_workload_options *o)
 {

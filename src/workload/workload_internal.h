@@ -22,6 +22,8 @@ struct opm_workload {
     wl_launch *seq;              /* launches in order */
     size_t n_seq, seq_cap;
     uint64_t kernels, skipped;
+    uint64_t implied;            /* launches the kernel-list architecture rules added */
+    int as_listed;               /* 1: kernel lists read as they are (no implied kernels) */
     opm_strtab names;            /* op names for the by-op breakdown */
     opm_strtab keys;             /* reader keys (an op's text) → key_op */
     uint32_t *key_op;            /* per key id: op index, UINT32_MAX when dropped */
@@ -31,7 +33,7 @@ struct opm_workload {
 /* Where a file's additions start, to drop them all when the file fails. */
 typedef struct wl_mark {
     size_t n_ops, n_seq, n_keys;
-    uint64_t kernels, skipped;
+    uint64_t kernels, skipped, implied;
     uint64_t last_count; /* the last launch's count: a repeat of its op merges into it */
 } wl_mark;
 

@@ -471,6 +471,39 @@ Test(gemm_models, kernel_names)
     cr_assert_eq(opm_gemm_parse_kernel("volta_h884gemm_128x128", 0, &r), 0);
 }
 
+/* Composable Kernel XDL instance names (aiter's labels) give BlockSize x
+ * MPerBlock x NPerBlock x KPerBlock in CK's row-major terms, which are
+ * ours: 256 threads are four 64-lane waves, and the pipeline is two deep.
+ * Names without such a token, or whose first number is no block size, are
+ * not kernels the parser knows. */
+Test(gemm_models, ck_instance_names)
+{
+    opm_gemm_row r;
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(opm_gemm_parse_kernel("a8w8_blockscale:ck:256x16x64x256[e4m3fnuz]", 0, &r), 1);
+    cr_assert_eq(r.kern_tm, 16);
+    cr_assert_eq(r.kern_tn, 64);
+    cr_assert_eq(r.kern_tk, 256);
+    cr_assert_eq(r.kern_warps, 4);
+    cr_assert_eq(r.kern_wm * r.kern_wn, 16 * 64 / 4);
+    cr_assert_eq(r.kern_stages, 2);
+    cr_assert_eq(opm_gemm_parse_kernel("bf16:64x16x16x64", 0, &r), 1);
+    cr_assert_eq(r.kern_warps, 1);
+    cr_assert_eq(r.kern_wm, 16);
+    cr_assert_eq(r.kern_wn, 16);
+    cr_assert_eq(opm_gemm_parse_kernel("a8w8_blockscale_1x128x128_256x128x128x128_16x16_32x32_intrawave_v3", 0, &r), 1);
+    cr_assert_eq(r.kern_tm, 128);
+    cr_assert_eq(r.kern_tk, 128);
+    cr_assert_eq(r.kern_wm, 64);
+    cr_assert_eq(r.kern_wn, 64);
+    cr_assert_eq(opm_gemm_parse_kernel("a8w8_bpreshuffle:asm:16x128", 0, &r), 0);
+    cr_assert_eq(r.kern_tm, 0);
+    cr_assert_eq(opm_gemm_parse_kernel("gemm_100x16x64x256", 0, &r), 0);
+    cr_assert_eq(opm_gemm_parse_kernel("x256x16x64x256x8", 0, &r), 0);
+    cr_assert_eq(opm_gemm_parse_kernel("dynquant+cutlass_fp8_scaled_mm", 0, &r), 0);
+    cr_assert_eq(r.kern_stages, 0);
+}
+
 /* The recorded launch block sets the warps and the warp tile: NeuSight's
  * volta_sgemm_128x32_nn runs 256 threads (4x4 outputs each), not the 64 of
  * 8x8 thread tiles; its 64x32 sliced1x4 kernel 8 warps, 2 per K slice.

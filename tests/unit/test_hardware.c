@@ -425,3 +425,24 @@ Test(hardware, compiled_builtins_equal_their_yaml)
         opm_hardware_free(b);
     }
 }
+
+/* far_latency_cycles (an L2 hit in another partition): a non-negative
+ * number, kept through YAML; the A100 entries give it, from [B12]. */
+Test(hardware, far_latency_cycles_checked)
+{
+    static const char bad[] = "name: x\nkind: gpu\ncompute: {clock_hz: 1e9, num_sms: 1, vector_flops_per_s: {fp32: 1e12}}\n"
+                              "memory:\n  levels:\n    - {name: l2, size_bytes: 1e6, partitions: 2, far_latency_cycles: -3}\n"
+                              "    - {name: hbm, size_bytes: 1e9, bandwidth_bytes_per_s: 1e11}\n";
+    opm_error err;
+    cr_assert_null(opm_hardware_load_string(bad, strlen(bad), "<bad>", &err));
+    cr_assert(strstr(err.message, "memory.levels[0].far_latency_cycles"), "%s", err.message);
+    opm_hardware *a = opm_hardware_builtin("a100_40gb_pcie", &err);
+    cr_assert_not_null(a, "%s", err.message);
+    const opm_memory_level *l2 = opm_hardware_find_level(a, "l2");
+    cr_assert_eq(l2->far_latency_cycles, 368);
+    cr_assert_gt(l2->far_latency_cycles, l2->latency_cycles);
+    char *y = opm_hardware_to_yaml(a, &err);
+    cr_assert(strstr(y, "far_latency_cycles: 368"), "%s", y);
+    free(y);
+    opm_hardware_free(a);
+}

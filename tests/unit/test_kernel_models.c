@@ -365,3 +365,151 @@ Test(kernel_models, l2_resident_streams_run_at_the_streaming_l2_rate)
     double tl = diag_num(&l, "l2_time_s");
     cr_assert(tl >= 0.99 * bytes / 5.022e12 && tl <= 1.01 * bytes / 5.022e12, "%g", tl);
 }
+
+#define SERVE_DECODE(b, kv, h, hkv, lib)                                                                  \
+    "{\"kind\": \"attention_decode\", \"batch\": " #b ", \"seq_kv\": " #kv ", \"heads\": " #h             \
+    ", \"kv_heads\": " #hkv ", \"head_dim\": 128, \"dtype\": \"bf16\", \"page_size\": 64, "              \
+    "\"kv_cache_write\": true, \"attention_kernel\": \"" lib "\"}"
+
+Test(kernel_models, fa3_splits_by_its_scheduler_rule_not_the_fastest_count)
+{
+    /* FA3's varlen scheduler gives a sequence about SMs / (1.1 × batch ×
+     * KV heads) splits: the split CTAs of a batch fill the SMs once,
+     * whatever the context, and fewer splits as the batch grows. */
+    double prev = 1e9;
+    for (int b = 4; b <= 16; b *= 2) {
+        char j[512];
+        snprintf(j, sizeof j, "{\"kind\": \"attention_decode\", \"batch\": %d, \"seq_kv\": 131072, \"heads\": 2, "
+                 "\"kv_heads\": 1, \"head_dim\": 128, \"dtype\": \"bf16\", \"page_size\": 64, "
+                 "\"kv_cache_write\": true, \"attention_kernel\": \"flash_attention_3\"}", b);
+        opm_profile p = run("extended_roofline", j, "a100_80gb_sxm");
+        double s = diag_num(&p, "kv_splits");
+        cr_assert(s < prev, "batch %d: %g splits after %g", b, s, prev);
+        cr_assert(b * s <= 108 + b && b * s >= 0.5 * 108 / 1.1, "batch %d: %g splits", b, s);
+        /* FA3's Ampere path runs a split varlen call with its 8-warp
+         * 128 x 112 tile, one CTA per SM. */
+        cr_assert_eq(diag_num(&p, "tile_n"), 112);
+        cr_assert_eq(diag_num(&p, "ctas_per_sm"), 1);
+        prev = s;
+    }
+    /* One sequence: the serving cap (32) bounds the count. */
+    opm_profile one = run("extended_roofline", SERVE_DECODE(1, 131072, 2, 1, "flash_attention_3"), "a100_80gb_sxm");
+    cr_assert(diag_num(&one, "kv_splits") > 16 && diag_num(&one, "kv_splits") <= 32);
+    /* At most four KV blocks never split (num_splits_heuristic). */
+    opm_profile few = run("extended_roofline", SERVE_DECODE(1, 448, 2, 1, "flash_attention_3"), "a100_80gb_sxm");
+    cr_assert_eq(diag_num(&few, "kv_splits"), 1);
+    cr_assert_eq(diag_num(&few, "tile_n"), 64);
+}
+
+Test(kernel_models, fa2_splits_by_its_efficiency_heuristic)
+{
+    /* FA2 takes the fewest splits within 0.85 of the best wave efficiency
+     * over twice the SMs: one KV head of one sequence on 142 SMs takes
+     * about 0.85 × 284 CTAs, not every block it could. */
+    opm_profile p = run("extended_roofline", DECODE(1, 131072, 8, 1, ", \"page_size\": 64, "
+                                                   "\"attention_kernel\": \"flash_attention_2\""), "l40s");
+    double s = diag_num(&p, "kv_splits");
+    cr_assert(s >= 0.85 * 128 - 1 && s <= 128, "%g splits", s);
+    /* A grid that nearly fills twice the SMs does not split. */
+    opm_profile q = run("extended_roofline", SERVE_DECODE(128, 8192, 32, 8, "flash_attention_2"), "l40s");
+    cr_assert_eq(diag_num(&q, "kv_splits"), 1);
+}
+
+Test(kernel_models, fa2_causal_grids_of_few_waves_pay_their_tail)
+{
+    /* FA2 launches a causal grid's short tiles first.  Two heads of 64
+     * tiles fit one wave of SMs (the longest CTA sets the time); four
+     * heads (256 CTAs on 142 SMs) start their longest tiles last, so they
+     * take well over that although their CTA-seconds fit the SMs. */
+    const char *fmt = "{\"kind\": \"attention_prefill\", \"batch\": 1, \"seq_q\": 8192, \"seq_kv\": 8192, "
+                      "\"heads\": %d, \"kv_heads\": 1, \"head_dim\": 128, \"dtype\": \"bf16\", \"causal\": true, "
+                      "\"attention_kernel\": \"%s\"}";
+    char two[512], four[512];
+    snprintf(two, sizeof two, fmt, 2, "flash_attention_2");
+    snprintf(four, sizeof four, fmt, 4, "flash_attention_2");
+    opm_profile p2 = run("extended_roofline", two, "l40s"), p4 = run("extended_roofline", four, "l40s");
+    double g2 = diag_num(&p2, "grid_time_s"), g4 = diag_num(&p4, "grid_time_s");
+    cr_assert(g4 > 1.3 * g2, "4 heads %g, 2 heads %g", g4, g2);
+    /* FA3's scheduler runs the longest tiles first: no such tail. */
+    snprintf(two, sizeof two, fmt, 2, "flash_attention_3");
+    snprintf(four, sizeof four, fmt, 4, "flash_attention_3");
+    opm_profile q2 = run("extended_roofline", two, "h100_sxm"), q4 = run("extended_roofline", four, "h100_sxm");
+    double f2 = diag_num(&q2, "grid_time_s"), f4 = diag_num(&q4, "grid_time_s");
+    cr_assert(f4 < 1.15 * f2, "4 heads %g, 2 heads %g", f4, f2);
+}
+
+Test(kernel_models, two_small_ctas_share_an_sm_where_their_tiles_fit)
+{
+    /* FA3's 4-warp Ampere CTA (64 KB of tiles) fits twice in an A100 SM's
+     * 164 KB, not in an L40S SM's 100 KB; FA3's Hopper CTA takes its SM. */
+    const char *d = SERVE_DECODE(2048, 2, 32, 8, "flash_attention_3");
+    opm_profile a = run("extended_roofline", d, "a100_80gb_sxm");
+    cr_assert_eq(diag_num(&a, "ctas_per_sm"), 2);
+    opm_profile h = run("extended_roofline", d, "h100_sxm");
+    cr_assert_eq(diag_num(&h, "ctas_per_sm"), 1);
+    opm_profile l = run("extended_roofline", SERVE_DECODE(2048, 2, 32, 8, "flash_attention_2"), "l40s");
+    cr_assert_eq(diag_num(&l, "ctas_per_sm"), 1);
+    /* Their starts overlap: a latency-bound grid of many waves costs less
+     * than one CTA start per wave of SMs. */
+    double waves_of_sms = diag_num(&a, "ctas") / 108;
+    cr_assert(diag_num(&a, "waves") < 0.51 * waves_of_sms);
+}
+
+Test(kernel_models, fa2_serving_forward_launches_no_scheduler_kernel)
+{
+    opm_profile f2 = run("extended_roofline", SERVE_DECODE(8, 1024, 32, 8, "flash_attention_2"), "a100_80gb_sxm");
+    opm_profile f3 = run("extended_roofline", SERVE_DECODE(8, 1024, 32, 8, "flash_attention_3"), "a100_80gb_sxm");
+    double c2 = diag_num(&f2, "cache_write_time_s"), c3 = diag_num(&f3, "cache_write_time_s");
+    /* One kernel floor (fixed time and a DRAM trip: 2 us here) fewer. */
+    cr_assert(c3 - c2 > 1.5e-6 && c3 - c2 < 4e-6, "fa2 %g fa3 %g", c2, c3);
+}
+
+/* A copy of a built-in whose L2 level has other far-hit latency and partition figures. */
+static opm_hardware *with_l2(const char *name, double far_cycles, double partitions)
+{
+    opm_hardware *hw = builtin_hw(name);
+    opm_error err;
+    opm_hardware_builder *b = opm_hardware_builder_from(hw, &err);
+    cr_assert_not_null(b, "%s", err.message);
+    opm_memory_level l2 = *opm_hardware_find_level(hw, "l2");
+    l2.far_latency_cycles = far_cycles;
+    l2.partitions = partitions;
+    cr_assert_eq(opm_hardware_builder_add_level(b, &l2, &err), 0, "%s", err.message);
+    opm_hardware *out = opm_hardware_builder_build(b, &err);
+    cr_assert_not_null(out, "%s", err.message);
+    opm_hardware_builder_free(b);
+    opm_hardware_free(hw);
+    return out;
+}
+
+Test(kernel_models, l2_hits_in_the_far_partition_lengthen_the_chain)
+{
+    /* A100's L2 hits in the other partition take 1.75x the near ones (the
+     * entry's far_latency_cycles); a streaming kernel's warm lines are near
+     * its SM in one case of two, so a latency-bound row kernel on warm
+     * inputs takes longer than with near hits only, and the same figure on
+     * an unpartitioned L2 changes nothing (no other partition). */
+    opm_hardware *a100 = builtin_hw("a100_80gb_pcie");
+    cr_assert_eq(opm_hardware_find_level(a100, "l2")->far_latency_cycles, 368);
+    opm_hardware *h100 = builtin_hw("h100_sxm");
+    cr_assert_eq(opm_hardware_find_level(h100, "l2")->far_latency_cycles, 0);
+    opm_hardware *near = with_l2("a100_80gb_pcie", 0, 2), *one = with_l2("a100_80gb_pcie", 368, 1);
+    opm_op *op = op_json(NORM("rmsnorm", 512, 4096, ", \"l2_warm\": \"input\", \"vector_bytes\": 2"));
+    opm_profile far = predict_ok("extended_roofline", op, a100);
+    opm_profile nr = predict_ok("extended_roofline", op, near), un = predict_ok("extended_roofline", op, one);
+    cr_assert_str_eq(opm_profile_diag(&far, "limiting_resource")->text, "latency");
+    cr_assert_gt(diag_num(&far, "chain_time_s"), 1.05 * diag_num(&nr, "chain_time_s"));
+    cr_assert_lt(diag_num(&far, "chain_time_s"), 1.375 * diag_num(&nr, "chain_time_s"));
+    cr_assert_eq(un.latency_s, nr.latency_s);
+    /* Cold inputs stream from DRAM: only the re-read's L2 hits change. */
+    opm_op *cold = op_json(NORM("rmsnorm", 512, 4096, ", \"vector_bytes\": 2"));
+    opm_profile fc = predict_ok("extended_roofline", cold, a100), nc = predict_ok("extended_roofline", cold, near);
+    cr_assert_gt(fc.latency_s, nc.latency_s);
+    cr_assert_lt(fc.latency_s - nc.latency_s, far.latency_s - nr.latency_s);
+    opm_op_free(cold);
+    opm_op_free(op);
+    opm_hardware_free(one);
+    opm_hardware_free(near);
+    opm_hardware_free(h100);
+    opm_hardware_free(a100);
+}

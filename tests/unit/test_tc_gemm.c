@@ -614,6 +614,67 @@ Test(tc_gemm, mfma_block_scale_dequant)
     opm_hardware_free(h100);
 }
 
+/* Block-scaled MFMA kernels split K within aiter's bounds: a 16-row GEMM
+ * of 8 tiles of 16x64x256 over K = 6144 splits into pieces of fewer than
+ * the 4 K tiles other kernels keep, and never into more pieces than the
+ * CUs; the same tile per-tensor-scaled keeps 4 K tiles per split. */
+Test(tc_gemm, mfma_block_scaled_split_k_bounds)
+{
+    opm_hardware *mi = builtin_hw("mi300x");
+    const char *fmt = "{\"kind\": \"gemm\", \"m\": 16, \"n\": %d, \"k\": 6144, \"dtype\": \"fp8_e4m3\", "
+                      "\"out_dtype\": \"bf16\", \"transpose_b\": true, \"attrs\": {%s\"cta_tile_m\": 16, "
+                      "\"cta_tile_n\": 64, \"cta_tile_k\": 256, \"warps_per_cta\": 4, \"pipeline_stages\": 2}}";
+    const char *blocks = "\"scale_a\": \"block\", \"scale_b\": \"block\", \"scale_block_a\": [1, 128], "
+                         "\"scale_block_b\": [128, 128], ";
+    const char *tensor = "\"scale_a\": \"tensor\", \"scale_b\": \"tensor\", ";
+    char json[768];
+    snprintf(json, sizeof json, fmt, 512, blocks);
+    opm_op *blk = op_json(json);
+    snprintf(json, sizeof json, fmt, 512, tensor);
+    opm_op *per_tensor = op_json(json);
+    snprintf(json, sizeof json, fmt, 4096, blocks);
+    opm_op *wide = op_json(json);
+    opm_profile b = predict_ok("extended_roofline", blk, mi), t = predict_ok("extended_roofline", per_tensor, mi),
+                w = predict_ok("extended_roofline", wide, mi);
+    double sb = diag_num(&b, "split_k"), st = diag_num(&t, "split_k");
+    cr_assert_gt(sb, 6144.0 / (4 * 256), "split %g", sb);
+    cr_assert_leq(st, 6144.0 / (4 * 256), "split %g", st);
+    cr_assert_leq(diag_num(&b, "tiles"), 304);
+    /* 64 tiles: at most 4 pieces each on 304 CUs. */
+    cr_assert_leq(diag_num(&w, "split_k"), 4);
+    opm_op_free(blk);
+    opm_op_free(per_tensor);
+    opm_op_free(wide);
+    opm_hardware_free(mi);
+}
+
+/* A hinted tile the occupancy rules call too big for an SM (16x128x256 fp8
+ * over two LDS stages: 72 KiB of a 64 KiB LDS) runs one CTA per SM, and
+ * split-K is still chosen for it: 24 output tiles leave most of 304 CUs
+ * idle, and splitting is faster than the unsplit launch. */
+Test(tc_gemm, oversubscribed_hint_still_splits)
+{
+    opm_hardware *mi = builtin_hw("mi300x");
+    const char *fmt = "{\"kind\": \"gemm\", \"m\": 1, \"n\": 3072, \"k\": 6144, \"dtype\": \"fp8_e4m3\", "
+                      "\"out_dtype\": \"bf16\", \"transpose_b\": true, \"attrs\": {\"scale_a\": \"block\", "
+                      "\"scale_b\": \"block\", \"scale_block_a\": [1, 128], \"scale_block_b\": [128, 128], "
+                      "\"cta_tile_m\": 16, \"cta_tile_n\": 128, \"cta_tile_k\": 256, \"warps_per_cta\": 4, "
+                      "\"pipeline_stages\": 2%s}}";
+    char json[768];
+    snprintf(json, sizeof json, fmt, "");
+    opm_op *free_split = op_json(json);
+    snprintf(json, sizeof json, fmt, ", \"split_k\": 1");
+    opm_op *unsplit = op_json(json);
+    opm_profile f = predict_ok("extended_roofline", free_split, mi), u = predict_ok("extended_roofline", unsplit, mi);
+    cr_assert_str_eq(diag(&u, "occupancy_limit")->text, "oversubscribed");
+    cr_assert_str_eq(diag(&f, "occupancy_limit")->text, "oversubscribed");
+    cr_assert_gt(diag_num(&f, "split_k"), 1);
+    cr_assert_lt(f.latency_s, u.latency_s, "%g vs %g", f.latency_s, u.latency_s);
+    opm_op_free(free_split);
+    opm_op_free(unsplit);
+    opm_hardware_free(mi);
+}
+
 /* A second resident CTA does not hide the dequantisation: a 64x64 kernel
  * (two fit a CU's LDS) with two tiles on every CU takes twice the K-loop
  * compute time of one tile per CU. */
@@ -774,6 +835,35 @@ Test(tc_gemm, vllm_cutlass_fp8_sm89_tiles)
     cr_assert_lt(with[1], with[0], "%g vs %g", with[1], with[0]);
     cr_assert_neq(with[2], with[0]);
     cr_assert_eq(with[3], without[3]);
+    opm_gemm_dataset_free(&ds);
+    remove(path);
+    rmdir(dir);
+}
+
+/* A Composable Kernel instance in the kernel column (aiter's CK labels)
+ * runs its own tile: on a 16-row block-scaled GEMM the 128x128 tile pads
+ * M eight-fold and keeps a 128-deep K step per block, so it is slower than
+ * the 16x64 tile the same row names, and both differ from automatic
+ * selection; a bf16 row without a CK name is untouched by the column. */
+Test(tc_gemm, ck_instance_tiles)
+{
+    char dir[512], path[600];
+    rows_csv("tc_ck", dir, sizeof dir, path, sizeof path,
+             "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
+             "mi300x,fp8_e4m3,1,16,1280,5120,0,1,0,17,a8w8_blockscale:ck:256x16x64x256[e4m3fnuz],t,block,kernel\n"
+             "mi300x,fp8_e4m3,1,16,1280,5120,0,1,0,17,a8w8_blockscale:ck:256x128x128x128[e4m3fnuz],t,block,kernel\n"
+             "mi300x,bf16,1,16,1280,5120,0,1,0,17,F.linear,t,none,kernel\n");
+    opm_error err;
+    opm_gemm_dataset ds;
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
+    cr_assert_eq(ds.n_rows, 3);
+    double with[3], without[3];
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, with, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 0, without, &err), 0, "%s", err.message);
+    cr_assert_gt(with[1], with[0], "%g vs %g", with[1], with[0]);
+    cr_assert_neq(with[0], without[0]);
+    cr_assert_eq(without[0], without[1]);
+    cr_assert_eq(with[2], without[2]);
     opm_gemm_dataset_free(&ds);
     remove(path);
     rmdir(dir);

@@ -3,7 +3,8 @@
  * energy = op energies + idle power in the gaps, the kernel-list reader's
  * mapping and its FILE:ENTRY:FIELD errors, JSONL counts, the artifact's
  * matching rule, unmatched and out-of-memory runs, and calibration on at
- * most 4 runs that are then not scored. */
+ * most 4 runs that are then not scored; the kernels a named model's
+ * architecture implies (batch norms, pools, residual adds, GPT-2's mask). */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,6 +167,129 @@ Test(workload, kernel_list_maps_each_kind)
     opm_workload_free(w);
 }
 
+#define KL_EW(op, d) "[{\"dim\":" #d ",\"op\":\"" op "\",\"prec\":\"bf16\"},[\"elementwise\"]],"
+
+static opm_workload *named_list(const char *text, const char *source, int implied)
+{
+    opm_error err;
+    opm_workload *w = opm_workload_new(&err);
+    cr_assert(w);
+    opm_workload_set_implied_kernels(w, implied);
+    cr_assert_eq(opm_workload_add_text(w, text, strlen(text), source, &err), 0, "%s", err.message);
+    return w;
+}
+
+static double graph_time(const opm_workload *w)
+{
+    opm_error err;
+    opm_hardware *hw = opm_hardware_builtin("a100_40gb_pcie", &err);
+    cr_assert(hw);
+    opm_workload_options o;
+    opm_workload_options_init(&o);
+    o.mode = OPM_WORKLOAD_GRAPH;
+    opm_workload_result *r = opm_workload_evaluate(w, hw, &o, &err);
+    cr_assert(r, "%s", err.message);
+    double t = opm_workload_result_totals(r)->latency_s;
+    opm_workload_result_free(r);
+    opm_hardware_free(hw);
+    return t;
+}
+
+/* A two-image Bottleneck ResNet in miniature, as the artifact lists one:
+ * convolutions, ReLUs and the fc, without batch norms, pools or the add. */
+static const char mini_resnet[] =
+             "[[{\"batch\":1,\"dimM\":128,\"dimN\":8,\"dimK\":27,\"precM\":\"bf16\",\"b\":2,\"m\":8,\"c\":3,\"hw\":16,\"rs\":3,"
+             "\"stride\":2,\"padding\":1},[\"conv2d\"]]," KL_EW("relu", 1024)
+             "[{\"batch\":1,\"dimM\":32,\"dimN\":4,\"dimK\":8,\"precM\":\"bf16\",\"b\":2,\"m\":4,\"c\":8,\"hw\":4,\"rs\":1,"
+             "\"stride\":1,\"padding\":0},[\"conv2d\"]]," KL_EW("relu", 128)
+             "[{\"batch\":1,\"dimM\":32,\"dimN\":4,\"dimK\":36,\"precM\":\"bf16\",\"b\":2,\"m\":4,\"c\":4,\"hw\":4,\"rs\":3,"
+             "\"stride\":1,\"padding\":1},[\"conv2d\"]]," KL_EW("relu", 128)
+             "[{\"batch\":1,\"dimM\":32,\"dimN\":16,\"dimK\":4,\"precM\":\"bf16\",\"b\":2,\"m\":16,\"c\":4,\"hw\":4,\"rs\":1,"
+             "\"stride\":1,\"padding\":0},[\"conv2d\"]],"
+             "[{\"batch\":1,\"dimM\":32,\"dimN\":16,\"dimK\":8,\"precM\":\"bf16\",\"b\":2,\"m\":16,\"c\":8,\"hw\":4,\"rs\":1,"
+             "\"stride\":1,\"padding\":0},[\"conv2d\"]]," KL_EW("relu", 512)
+             "[{\"batch\":1,\"dimM\":2,\"dimN\":10,\"dimK\":16,\"precM\":\"bf16\",\"precA\":\"bf16\",\"useTensorCore\":true},"
+             "[\"gemm\",\"tc\",\"bf16_bf16\"]]]";
+
+Test(workload, kernel_list_implied_kernels_of_a_resnet)
+{
+    const char *text = mini_resnet;
+    opm_workload *listed = named_list(text, "data/resnet50__pbf16_b2.json", 0);
+    opm_workload *w = named_list(text, "data/resnet50__pbf16_b2.json", 1);
+    opm_workload *anon = named_list(text, "t.json", 1);
+    cr_assert_eq(opm_workload_kernel_count(listed), 10);
+    cr_assert_eq(opm_workload_implied(listed), 0);
+    cr_assert_eq(opm_workload_implied(anon), 0, "a list whose name names no model is read as it is");
+    /* 5 batch norms, the stem's max pool, one residual add, the average pool. */
+    cr_assert_eq(opm_workload_implied(w), 8);
+    cr_assert_eq(opm_workload_kernel_count(w), 18);
+    /* In order: stem conv, its batch norm, ReLU, max pool. */
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 0)), OPM_KIND_CONV);
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 1)), OPM_KIND_BATCHNORM);
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 2)), OPM_KIND_ELEMENTWISE);
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 3)), OPM_KIND_REDUCTION);
+    opm_counts c;
+    opm_error err;
+    /* The stem's output [2, 8, 8, 8] bf16: the batch norm reads it all. */
+    const opm_tensor *x = opm_op_find_tensor(opm_workload_op(w, 1), OPM_ROLE_INPUT, 0);
+    cr_assert_eq(x->rank, 4);
+    cr_assert_eq(x->shape[0] * x->shape[1] * x->shape[2] * x->shape[3], 1024);
+    /* The max pool reads the ReLU's output once and writes a quarter. */
+    cr_assert_eq(opm_op_count(opm_workload_op(w, 3), &c, &err), 0, "%s", err.message);
+    cr_assert_geq(c.read_bytes, 1024 * 2);
+    const opm_tensor *y = opm_op_find_tensor(opm_workload_op(w, 3), OPM_ROLE_OUTPUT, 0);
+    cr_assert_eq(y->shape[0], 2 * 8 * 4 * 4);
+    /* The residual add: two full inputs of the block's output, before its last ReLU. */
+    int found = 0;
+    for (size_t i = 0; i < opm_workload_op_count(w); i++) {
+        const opm_op *op = opm_workload_op(w, i);
+        if (opm_op_kind(op) != OPM_KIND_ELEMENTWISE) continue;
+        const opm_tensor *b = opm_op_find_tensor(op, OPM_ROLE_INPUT, 1);
+        if (b && b->shape[0] == 512) found++;
+    }
+    cr_assert_eq(found, 1);
+    /* The added kernels take time: the workload is slower than its list. */
+    cr_assert_gt(graph_time(w), graph_time(listed));
+    opm_workload_free(listed);
+    opm_workload_free(w);
+    opm_workload_free(anon);
+}
+
+Test(workload, kernel_list_implied_kernels_of_gpt2_and_mobilevit)
+{
+    const char *gpt2 =
+        "[[{\"batch\":12,\"dimM\":128,\"dimN\":128,\"dimK\":64,\"precM\":\"bf16\",\"precA\":\"bf16\",\"useTensorCore\":true},"
+        "[\"gemm\",\"tc\",\"bf16_bf16\"]]," KL_EW("unspecified_tensor", 196608)
+        "[{\"batch\":1536,\"dim\":128,\"prec\":\"bf16\"},[\"softmax\",\"bf16\"]]]";
+    opm_workload *w = named_list(gpt2, "gpt2model_gpt2_pbf16_b1_s128_modeprefill.json", 1);
+    /* The scale's division is listed; the causal-mask select follows it. */
+    cr_assert_eq(opm_workload_implied(w), 1);
+    cr_assert_eq(opm_workload_op_count(w), 4);
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 2)), OPM_KIND_ELEMENTWISE);
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 3)), OPM_KIND_SOFTMAX);
+    opm_counts c;
+    opm_error err;
+    cr_assert_eq(opm_op_count(opm_workload_op(w, 2), &c, &err), 0);
+    cr_assert_eq(c.write_bytes, 196608 * 2);
+    opm_workload_free(w);
+
+    /* MobileViT: a normalised conv, then MobileViTLayer's conv_1x1 (no norm:
+     * the transformer's layer norm follows), then the final mean. */
+    const char *mvit =
+        "[[{\"batch\":1,\"dimM\":128,\"dimN\":16,\"dimK\":27,\"precM\":\"bf16\",\"b\":2,\"m\":16,\"c\":3,\"hw\":16,\"rs\":3,"
+        "\"stride\":2,\"padding\":1},[\"conv2d\"]]," KL_EW("silu", 2048)
+        "[{\"batch\":1,\"dimM\":128,\"dimN\":32,\"dimK\":16,\"precM\":\"bf16\",\"b\":2,\"m\":32,\"c\":16,\"hw\":8,\"rs\":1,"
+        "\"stride\":1,\"padding\":0},[\"conv2d\"]],"
+        "[{\"batch\":128,\"dim\":32,\"prec\":\"bf16\"},[\"layernorm\",\"bf16\"]]]";
+    w = named_list(mvit, "mobilevitmodel_small_pbf16_b2_freq900.json", 1);
+    cr_assert_eq(opm_workload_implied(w), 2, "one batch norm and the final mean");
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 1)), OPM_KIND_BATCHNORM);
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 3)), OPM_KIND_CONV);
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 4)), OPM_KIND_LAYERNORM);
+    cr_assert_eq(opm_op_kind(opm_workload_op(w, 5)), OPM_KIND_REDUCTION);
+    opm_workload_free(w);
+}
+
 static void kl_rejected(const char *text, const char *needle)
 {
     opm_error err;
@@ -271,7 +395,7 @@ Test(artifact, matching_calibration_and_scoring)
     write(dir, "measurements/a10_e2e.csv", csv);
     art_result r;
     opm_error err;
-    cr_assert_eq(art_run_all(&r, dir, NULL, &err), 0, "%s", err.message);
+    cr_assert_eq(art_run_all(&r, dir, NULL, 0, &err), 0, "%s", err.message);
     cr_assert_eq(r.n_runs, 10);
     cr_assert_eq(r.runs_matched, 8);
     size_t unmatched = 0, cal = 0, scored = 0;
@@ -313,7 +437,7 @@ Test(artifact, out_of_memory_run_is_not_scored)
           "qwen2model_qwen2-1p5b_pbf16_b8_s4096_modeprefill_attneager_freq900_iter10.csv,5,0.001,900,50\n");
     art_result r;
     opm_error err;
-    cr_assert_eq(art_run_all(&r, dir, NULL, &err), 0, "%s", err.message);
+    cr_assert_eq(art_run_all(&r, dir, NULL, 0, &err), 0, "%s", err.message);
     cr_assert_eq(r.runs_oom, 1);
     cr_assert_eq(r.runs[0].status, ART_OUT_OF_MEMORY);
     cr_assert_eq(r.overall.time.n, 0);
