@@ -352,6 +352,95 @@ static inline void walk_keep(walk_tiles *w, double nb, double fx, double rest)
     w->t[w->n++] = (walk_tile){nb, fx, rest};
 }
 
+/* Whole numbers up to this are exact in a double, and so is every sum
+ * of them that stays below it. */
+#define EXACT_INT_MAX 4503599627370496.0 /* 2^52 */
+
+/* tile_blocks_whole in integers for the Q tile whose first row sits at
+ * key position i0 (its position plus sk − sq), tmi rows tall: m is
+ * tile_n's exact_div multiplier, hi_max = sk − 1. */
+static inline int64_t masked_blocks(int64_t i0, int64_t tmi, int lo_on, int64_t wl, int hi_on, int64_t wr,
+                                    int64_t hi_max, uint64_t m)
+{
+    int64_t lo = lo_on && i0 - wl > 0 ? i0 - wl : 0;
+    int64_t hi = hi_on && i0 + tmi - 1 + wr < hi_max ? i0 + tmi - 1 + wr : hi_max;
+    if (hi < lo) return 0;
+    return (int64_t)((((uint64_t)hi * m) >> 32) - (((uint64_t)lo * m) >> 32)) + 1;
+}
+
+/* grid_walk's loop over the full Q tiles 0 … tiles − 2 of a masked
+ * sequence whose positions, lengths and window are whole numbers, at one
+ * split, in integers: sq, sk ≤ EXACT_DIV_X_MAX, so every position and
+ * bound the double loop forms is a whole number it holds exactly (a
+ * window past 2·EXACT_DIV_X_MAX bounds nothing either way, so it is
+ * clamped there), and tile_blocks_whole's block count is the same whole
+ * number.  The time sums (total, fixed, the longest CTA, uniformity) are
+ * grid_add's, tile by tile in the same order; the CTA and block counts
+ * are sums of whole numbers below EXACT_INT_MAX, exact in any order, so
+ * they are added once.  Every figure is bit-identical to the general
+ * loop's.  Returns 0, touching nothing, where those bounds do not hold
+ * (the caller then runs the general loop). */
+static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, double tiles, double tm, double sq,
+                             double sk, const exact_div *tn, double n, double hm, double t_blk, double fx)
+{
+    int64_t nt = (int64_t)tiles - 1;
+    /* Only a walk that keeps its tiles (the one-split walk); fx, t_blk ≥
+     * 0, so no CTA time is negative and grid_add sets `first` once, at the
+     * grid's first tile. */
+    if (!w || !(fx >= 0 && t_blk >= 0) ||
+        !(gsp->ctas + (double)nt * n <= EXACT_INT_MAX) || !(gsp->blocks + hm * (sk + 1) * (double)nt <= EXACT_INT_MAX))
+        return 0;
+    int64_t tmi = (int64_t)tm, off = (int64_t)sk - (int64_t)sq, hi_max = (int64_t)sk - 1;
+    int lo_on = a->wl >= 0, hi_on = a->wr >= 0;
+    int64_t wl = lo_on ? (int64_t)mind(a->wl, 2 * EXACT_DIV_X_MAX) : 0;
+    int64_t wr = hi_on ? (int64_t)mind(a->wr, 2 * EXACT_DIV_X_MAX) : 0;
+    uint64_t m = tn->m;
+    grid_sum gs = *gsp;
+    int64_t t = 0;
+    if (gs.first < 0 && nt > 0) {
+        /* The grid's first tile: grid_add sets `first` from it. */
+        int64_t nb_i = masked_blocks(off, tmi, lo_on, wl, hi_on, wr, hi_max, m);
+        double nb = (double)nb_i;
+        grid_add(&gs, n, fx + nb * t_blk, fx, hm * nb);
+        walk_keep(w, nb, fx, 0);
+        t = 1;
+    }
+    /* Tiles past what w holds overflow it (grid_list_schedule then reads
+     * none of the kept tiles): they go to a sink. */
+    walk_tile sink;
+    int room = nt - t <= (int64_t)(WALK_TILES_MAX - w->n);
+    walk_tile *kept_at = room ? w->t + w->n : &sink;
+    size_t kept_step = room ? 1 : 0;
+    double total = gs.total_s, fixed = gs.fixed_total_s, max_s = gs.max_s, first = gs.first, thr = 1e-3 * first;
+    double c = n * fx;
+    int uniform = gs.uniform;
+    int64_t nb_sum = 0, t0 = t;
+    for (; t < nt; t++) {
+        int64_t nb_i = masked_blocks(t * tmi + off, tmi, lo_on, wl, hi_on, wr, hi_max, m);
+        double nb = (double)nb_i;
+        double ct = fx + nb * t_blk;
+        total += n * ct;
+        fixed += c;
+        nb_sum += nb_i;
+        if (ct > max_s) max_s = ct;
+        if (uniform && fabs(ct - first) > thr) uniform = 0;
+        *kept_at = (walk_tile){nb, fx, 0};
+        kept_at += kept_step;
+    }
+    gs.total_s = total;
+    gs.fixed_total_s = fixed;
+    gs.max_s = max_s;
+    gs.uniform = uniform;
+    gs.ctas += (double)(nt - t0) * n;
+    gs.blocks += hm * (double)nb_sum;
+    if (nt > t0) {
+        if (room) w->n += (size_t)(nt - t0);
+        else w->overflow = 1;
+    }
+    *gsp = gs;
+    return 1;
+}
+
 /* Walks the grid: per sequence, per Q tile; keeps the tiles in w when
  * w is not NULL. */
 static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double tm, double splits, grid_acc *g,
@@ -376,6 +465,14 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
         /* Every tile but the last has tm rows (tiles = ⌈rows_total/tm⌉). */
         double rows_last = mind(tm, rows_total - (tiles - 1) * tm);
         double fx_last = rows_last == tm ? fx_full : cta_fixed(a, r, rows_last);
+        if (whole && masked && sd.d == 1 && sq <= EXACT_DIV_X_MAX && tiles > 1 &&
+            walk_masked_whole(a, &gs, w, tiles, tm, sq, sk, &tn, n, heads * mult, t_blk, fx_full)) {
+            double t = tiles - 1, rows = rows_last;
+            double nb = tile_blocks_whole(a, t * tm, t * tm + rows - 1, sk - sq, sk, &tn);
+            grid_add(&gs, n, cta_time(fx_last, t_blk, nb, &sd), fx_last, heads * mult * nb);
+            walk_keep(w, nb, fx_last, 0);
+            continue;
+        }
         for (double t = 0; t < tiles; t++) {
             double rows = mind(tm, rows_total - t * tm);
             double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
