@@ -12,13 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-/* The 12-digit formatter's digits in SSE2 lanes where there are some (every
- * x86-64), else in a 128-bit integer or in bytes. */
+/* Digits and string scans in SSE2 lanes where there are some (every
+ * x86-64), else in 64- or 128-bit integers or in bytes. */
 #if defined(__SSE2__) && defined(__GNUC__)
-#define OPM_SSE2_DIGITS 1
+#define OPM_SSE2 1
 #include <emmintrin.h>
 #else
-#define OPM_SSE2_DIGITS 0
+#define OPM_SSE2 0
 #endif
 #include "../core/internal.h"
 #include "io_internal.h"
@@ -134,7 +134,7 @@ static int dec_exp_estimate(double v)
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define OPM_SWAR_DIGITS 1
 __extension__ typedef unsigned __int128 digits12;
-#if !OPM_SSE2_DIGITS
+#if !OPM_SSE2
 static inline void put_digits(char *dst, const digits12 *d, int skip)
 {
     digits12 x = *d >> (8 * skip);
@@ -163,7 +163,7 @@ static inline uint64_t digits8(uint32_t v)
     return t | (y - 10 * t) << 8;
 }
 
-#if !OPM_SSE2_DIGITS
+#if !OPM_SSE2
 /* digits8's second half for v < 10^4: four digit bytes. */
 static inline uint32_t digits4(uint32_t v)
 {
@@ -254,7 +254,7 @@ static inline char *put_exp(char *o, int e)
     return o + 2;
 }
 
-#if OPM_SSE2_DIGITS
+#if OPM_SSE2
 /* The 12 digits of m < 10^12 as ASCII in the first 12 bytes (the first
  * digit lowest), '0' in the last four: three groups of four digits in
  * 16-bit lanes, each twice ([g0 g0 g1 g1 g2 g2 0 0]); every lane divided by
@@ -307,7 +307,7 @@ char *opm_put_sig12(char *o, double v)
     if (bits >> 63) *o++ = '-', v = -v;
     sig12 s = sig12_of(v, be);
     int e = s.e;
-#if OPM_SSE2_DIGITS
+#if OPM_SSE2
     /* The digits in one vector, nd the count without trailing zeros (the
      * first digit is never '0'), then the %g rule at 12 digits with 16-byte
      * stores (the caller's room covers them; only the first bytes count). */
@@ -535,7 +535,11 @@ const unsigned char opm_json_plain[256] = {
 };
 
 /* From the first byte of s[0..n) that opm_json_plain does not pass: escapes,
- * well-formed UTF-8 as is, other bytes as U+FFFD, up to a NUL or n. */
+ * well-formed UTF-8 as is, other bytes as U+FFFD, up to a NUL or n.  Out of
+ * line: few strings need it, and inlined it costs every call registers. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static char *json_escape_tail(char *o, const unsigned char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -581,7 +585,26 @@ char *opm_put_json_string(char *o, const char *str, size_t cap)
     *o++ = '"';
     /* Most strings (names, models, hardware, diagnostics) need no escape. */
     size_t i = 0;
-#if OPM_SWAR_DIGITS
+#if OPM_SSE2
+    /* Sixteen bytes at a time while they are plain: a byte below 0x20 or
+     * of 0x80 and above (both below 0x20 as signed bytes), the quote or the
+     * backslash sets its bit in `bad`, whose lowest bit is where the byte
+     * loop below would have stopped.  Stored before the test, as below. */
+    for (; i + 16 <= cap; i += 16) {
+        __m128i w = _mm_loadu_si128((const __m128i *)(s + i));
+        _mm_storeu_si128((__m128i *)(o + i), w);
+        __m128i flag = _mm_or_si128(_mm_cmplt_epi8(w, _mm_set1_epi8(0x20)),
+                                    _mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8('"')),
+                                                 _mm_cmpeq_epi8(w, _mm_set1_epi8('\\'))));
+        unsigned bad = (unsigned)_mm_movemask_epi8(flag);
+        if (bad) {
+            i += (size_t)__builtin_ctz(bad);
+            if (s[i]) goto bytes;
+            o[i] = '"'; /* the NUL: most strings end here */
+            return o + i + 1;
+        }
+    }
+#elif OPM_SWAR_DIGITS
     /* Eight bytes at a time while they are plain: a byte below 0x20 (the
      * NUL included), the quote, the backslash or one of 0x80 and above
      * sets its top bit in `bad`.  A borrow can only flag bytes after a
@@ -602,6 +625,9 @@ char *opm_put_json_string(char *o, const char *str, size_t cap)
             }
         }
     }
+#endif
+#if OPM_SSE2
+bytes:
 #endif
     for (; i < cap && opm_json_plain[s[i]]; i++) o[i] = (char)s[i];
     o += i;
