@@ -12,6 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+/* Digits and string scans in SSE2 lanes where there are some (every
+ * x86-64), else in 64- or 128-bit integers or in bytes. */
+#if defined(__SSE2__) && defined(__GNUC__)
+#define OPM_SSE2 1
+#include <emmintrin.h>
+#else
+#define OPM_SSE2 0
+#endif
 #include "../core/internal.h"
 #include "io_internal.h"
 
@@ -126,11 +134,13 @@ static int dec_exp_estimate(double v)
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define OPM_SWAR_DIGITS 1
 __extension__ typedef unsigned __int128 digits12;
+#if !OPM_SSE2
 static inline void put_digits(char *dst, const digits12 *d, int skip)
 {
     digits12 x = *d >> (8 * skip);
     memcpy(dst, &x, 16);
 }
+#endif
 #else
 #define OPM_SWAR_DIGITS 0
 typedef struct digits12 {
@@ -153,6 +163,7 @@ static inline uint64_t digits8(uint32_t v)
     return t | (y - 10 * t) << 8;
 }
 
+#if !OPM_SSE2
 /* digits8's second half for v < 10^4: four digit bytes. */
 static inline uint32_t digits4(uint32_t v)
 {
@@ -160,37 +171,39 @@ static inline uint32_t digits4(uint32_t v)
     uint32_t t = (y * 103 >> 10) & 0x000F000FU;
     return t | (y - 10 * t) << 8;
 }
+#endif
 
-char *opm_put_sig12(char *o, double v)
+/* 10^(e+1) for e in [-22, 21] as the literals give them (those below 1 are
+ * the nearest doubles): floor(log10 v) is e + 1 when v reaches it. */
+static const double up_p10[44] = {1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13, 1e-12, 1e-11,
+                                  1e-10, 1e-9,  1e-8,  1e-7,  1e-6,  1e-5,  1e-4,  1e-3,  1e-2,  1e-1,  1e0,
+                                  1e1,   1e2,   1e3,   1e4,   1e5,   1e6,   1e7,   1e8,   1e9,   1e10,  1e11,
+                                  1e12,  1e13,  1e14,  1e15,  1e16,  1e17,  1e18,  1e19,  1e20,  1e21,  1e22};
+
+/* v's 12-digit mantissa m (v scaled by 10^(11-e), rounded half up) and
+ * its exponent e. */
+typedef struct sig12 {
+    uint64_t m;
+    int e;
+} sig12;
+
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+/* The whole search, for finite v > 0: what sig12_of leaves (subnormals,
+ * exponents outside [-11, 22], a mantissa that rounds out of 12 digits)
+ * and what the output has always been.  The estimate is floor(log10(v))
+ * or one below; from one below the first step always goes up (v >= 10^e
+ * makes m round to 1e12), so the mantissa and exponent are those found
+ * from the exact floor. */
+static sig12 sig12_slow(double v)
 {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    if (!(bits << 1)) { /* either zero */
-        *o = '0';
-        return o + 1;
-    }
-    if ((bits >> 52 & 0x7ff) == 0x7ff) { /* not finite */
-        memcpy(o, "null", 4);
-        return o + 4;
-    }
-    if (bits >> 63) *o++ = '-', v = -v;
-    /* The 12-digit mantissa m of v scaled by 10^(11-e), for the e that puts
-     * it in [1e11, 1e12).  The estimate is floor(log10(v)) or one below;
-     * from one below the first step always goes up (v >= 10^e makes m round
-     * to 1e12), so the mantissa and exponent are those found from the exact
-     * floor, which is what the output has always been. */
     int e = dec_exp_estimate(v);
     /* Within the exact powers' range, one compare makes the estimate the
-     * floor (most printed values), so the loop below runs once. */
-    if (e >= -22 && e < 22) {
-        static const double neg[23] = {1e0,   1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,
-                                       1e-8,  1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15,
-                                       1e-16, 1e-17, 1e-18, 1e-19, 1e-20, 1e-21, 1e-22};
-        int up = e + 1;
-        if (v >= (up >= 0 ? exact_p10[up] : neg[-up])) e = up;
-    }
-    /* The loop's first pass when 10^(11-e) is an exact power (most values):
-     * one multiplication or division, the same as the loop's. */
+     * floor (most values), so the loop below runs once. */
+    if (e >= -22 && e < 22 && v >= up_p10[e + 22]) e++;
+    /* The loop's first pass when 10^(11-e) is an exact power: one
+     * multiplication or division, the same as the loop's. */
     uint64_t m = 0;
     int k0 = 11 - e;
     if (k0 >= -22 && k0 <= 22)
@@ -209,6 +222,121 @@ char *opm_put_sig12(char *o, double v)
             else break;
         }
     }
+    return (sig12){m, e};
+}
+
+/* sig12_slow's answer for finite v > 0 with biased binary exponent be,
+ * step for step, without the loop where it would not run: the estimate
+ * (from be alone: log10(2) ~ 78913 / 2^18, floored; the bias keeps the
+ * shifted value non-negative) within [-11, 21], where both the compare and
+ * the scaling use exact-power tables, and a mantissa that lands in 12
+ * digits; anything else takes the whole search. */
+static inline sig12 sig12_of(double v, unsigned be)
+{
+    int e = (int)((be * 78913u + (400u * 262144u - 1023u * 78913u)) >> 18) - 400;
+    if (be && (unsigned)(e + 11) <= 32) {
+        e += v >= up_p10[e + 22];
+        int k = 11 - e;
+        uint64_t m = (uint64_t)(int64_t)((k >= 0 ? v * exact_p10[k] : v / exact_p10[-k]) + 0.5);
+        if (m - 100000000000ULL < 900000000000ULL) return (sig12){m, e};
+    }
+    return sig12_slow(v);
+}
+
+/* "e%+03d" at o; returns the end. */
+static inline char *put_exp(char *o, int e)
+{
+    *o++ = 'e';
+    *o++ = e < 0 ? '-' : '+';
+    unsigned ae = (unsigned)(e < 0 ? -e : e);
+    if (ae >= 100) *o++ = (char)('0' + ae / 100);
+    memcpy(o, digit_pairs + 2 * (ae % 100), 2);
+    return o + 2;
+}
+
+#if OPM_SSE2
+/* The 12 digits of m < 10^12 as ASCII in the first 12 bytes (the first
+ * digit lowest), '0' in the last four: three groups of four digits in
+ * 16-bit lanes, each twice ([g0 g0 g1 g1 g2 g2 0 0]); every lane divided by
+ * 100 (x * 5243 >> 19, exact below 43699), even lanes keep the quotient and
+ * odd lanes the remainder; then each pair by 10 (y * 6554 >> 16, exact
+ * below 16389), tens in the low byte and units in the high one. */
+static inline __m128i digits12_sse2(uint64_t m)
+{
+    uint32_t hi = (uint32_t)(m / 100000000), lo = (uint32_t)(m % 100000000);
+    uint64_t g = hi | (uint64_t)(lo / 10000) << 16 | (uint64_t)(lo % 10000) << 32;
+    __m128i x = _mm_cvtsi64_si128((long long)g);
+    x = _mm_unpacklo_epi16(x, x);
+    __m128i q = _mm_srli_epi16(_mm_mulhi_epu16(x, _mm_set1_epi16(5243)), 3);
+    __m128i y = _mm_sub_epi16(_mm_and_si128(x, _mm_set1_epi32((int)0xffff0000u)),
+                              _mm_mullo_epi16(q, _mm_set1_epi32((int)(100u << 16 | 0xffffu))));
+    __m128i t = _mm_mulhi_epu16(y, _mm_set1_epi16(6554));
+    __m128i u = _mm_sub_epi16(y, _mm_mullo_epi16(t, _mm_set1_epi16(10)));
+    return _mm_add_epi8(_mm_or_si128(t, _mm_slli_epi16(u, 8)), _mm_set1_epi8('0'));
+}
+
+/* ones_zeros + 16 - k: 16 bytes, the first k of them 0xff */
+static const unsigned char ones_zeros[32] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                             0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+/* d's first k bytes, a '.', then the rest of d: one 16-byte vector. */
+static inline __m128i insert_point(__m128i d, int k)
+{
+    __m128i a = _mm_loadu_si128((const __m128i *)(ones_zeros + 16 - k));
+    __m128i b = _mm_loadu_si128((const __m128i *)(ones_zeros + 15 - k));
+    return _mm_or_si128(_mm_or_si128(_mm_and_si128(d, a), _mm_andnot_si128(b, _mm_slli_si128(d, 1))),
+                        _mm_and_si128(_mm_andnot_si128(a, b), _mm_set1_epi8('.')));
+}
+#endif
+
+char *opm_put_sig12(char *o, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    unsigned be = (unsigned)(bits >> 52 & 0x7ff);
+    if (be - 1 >= 0x7fe) { /* zero, subnormal or not finite */
+        if (!(bits << 1)) { /* either zero */
+            *o = '0';
+            return o + 1;
+        }
+        if (be) {
+            memcpy(o, "null", 4);
+            return o + 4;
+        }
+    }
+    if (bits >> 63) *o++ = '-', v = -v;
+    sig12 s = sig12_of(v, be);
+    int e = s.e;
+#if OPM_SSE2
+    /* The digits in one vector, nd the count without trailing zeros (the
+     * first digit is never '0'), then the %g rule at 12 digits with 16-byte
+     * stores (the caller's room covers them; only the first bytes count). */
+    __m128i d = digits12_sse2(s.m);
+    unsigned zeros = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_set1_epi8('0')));
+    int nd = 32 - __builtin_clz(~zeros & 0xfffu);
+    if (e >= 0 && e < 12) { /* the integer part: e + 1 digits */
+        if (nd > e + 1) {
+            _mm_storeu_si128((__m128i *)o, insert_point(d, e + 1));
+            return o + nd + 1;
+        }
+        _mm_storeu_si128((__m128i *)o, d);
+        return o + e + 1;
+    }
+    if (e < 0 && e >= -4) { /* 0.000ddd */
+        memcpy(o, "0.000", 5);
+        _mm_storeu_si128((__m128i *)(o + 1 - e), d);
+        return o + 1 - e + nd;
+    }
+    if (nd > 1) {
+        _mm_storeu_si128((__m128i *)o, insert_point(d, 1));
+        o += nd + 1;
+    } else {
+        _mm_storeu_si128((__m128i *)o, d);
+        o++;
+    }
+    return put_exp(o, e);
+#else
+    uint64_t m = s.m;
     /* The 12 digits (d) and nd, the count without trailing zeros (the
      * first digit is never '0'). */
     int nd;
@@ -260,13 +388,8 @@ char *opm_put_sig12(char *o, double v)
     } else {
         o++;
     }
-    /* "e%+03d" */
-    *o++ = 'e';
-    *o++ = e < 0 ? '-' : '+';
-    unsigned ae = (unsigned)(e < 0 ? -e : e);
-    if (ae >= 100) *o++ = (char)('0' + ae / 100);
-    memcpy(o, digit_pairs + 2 * (ae % 100), 2);
-    return o + 2;
+    return put_exp(o, e);
+#endif
 }
 
 size_t opm_format_sig12(double v, char *buf)
@@ -412,7 +535,11 @@ const unsigned char opm_json_plain[256] = {
 };
 
 /* From the first byte of s[0..n) that opm_json_plain does not pass: escapes,
- * well-formed UTF-8 as is, other bytes as U+FFFD, up to a NUL or n. */
+ * well-formed UTF-8 as is, other bytes as U+FFFD, up to a NUL or n.  Out of
+ * line: few strings need it, and inlined it costs every call registers. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
 static char *json_escape_tail(char *o, const unsigned char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
@@ -458,7 +585,26 @@ char *opm_put_json_string(char *o, const char *str, size_t cap)
     *o++ = '"';
     /* Most strings (names, models, hardware, diagnostics) need no escape. */
     size_t i = 0;
-#if OPM_SWAR_DIGITS
+#if OPM_SSE2
+    /* Sixteen bytes at a time while they are plain: a byte below 0x20 or
+     * of 0x80 and above (both below 0x20 as signed bytes), the quote or the
+     * backslash sets its bit in `bad`, whose lowest bit is where the byte
+     * loop below would have stopped.  Stored before the test, as below. */
+    for (; i + 16 <= cap; i += 16) {
+        __m128i w = _mm_loadu_si128((const __m128i *)(s + i));
+        _mm_storeu_si128((__m128i *)(o + i), w);
+        __m128i flag = _mm_or_si128(_mm_cmplt_epi8(w, _mm_set1_epi8(0x20)),
+                                    _mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8('"')),
+                                                 _mm_cmpeq_epi8(w, _mm_set1_epi8('\\'))));
+        unsigned bad = (unsigned)_mm_movemask_epi8(flag);
+        if (bad) {
+            i += (size_t)__builtin_ctz(bad);
+            if (s[i]) goto bytes;
+            o[i] = '"'; /* the NUL: most strings end here */
+            return o + i + 1;
+        }
+    }
+#elif OPM_SWAR_DIGITS
     /* Eight bytes at a time while they are plain: a byte below 0x20 (the
      * NUL included), the quote, the backslash or one of 0x80 and above
      * sets its top bit in `bad`.  A borrow can only flag bytes after a
@@ -479,6 +625,9 @@ char *opm_put_json_string(char *o, const char *str, size_t cap)
             }
         }
     }
+#endif
+#if OPM_SSE2
+bytes:
 #endif
     for (; i < cap && opm_json_plain[s[i]]; i++) o[i] = (char)s[i];
     o += i;

@@ -170,13 +170,20 @@ static int scan_line(scan *s)
     if (s->p >= s->end || *s->p++ != '{') return -1;
     ws(s);
     if (s->p < s->end && *s->p == '}') return -1; /* {}: the full path says what is missing */
+    /* A bit per (first byte, length) class of the keys so far: keys are
+     * compared only with the earlier ones of their class. */
+    uint64_t classes = 0;
     for (;;) {
         ws(s);
         if (s->n_pairs == MAX_PAIRS) return -1;
         pair *v = &s->pairs[s->n_pairs];
         if (str(s, &v->key, &v->key_len)) return -1;
-        for (size_t i = 0; i < s->n_pairs; i++)
-            if (same_text(s->pairs[i].key, s->pairs[i].key_len, v->key, v->key_len)) return -1;
+        uint64_t bit = 1ULL << (((unsigned char)(v->key_len ? v->key[0] : 0) + 3 * v->key_len) & 63);
+        if (classes & bit) {
+            for (size_t i = 0; i < s->n_pairs; i++)
+                if (same_text(s->pairs[i].key, s->pairs[i].key_len, v->key, v->key_len)) return -1;
+        }
+        classes |= bit;
         ws(s);
         if (s->p >= s->end || *s->p++ != ':') return -1;
         ws(s);

@@ -2,7 +2,11 @@
  * full form round-trips through YAML and JSON, JSONL lines parse with their
  * line numbers, and a prediction's JSON has every field of contract §3. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
@@ -332,4 +336,135 @@ Test(io, sig12_text)
         cr_assert_str_eq(buf, cases[i].text, "%.17g", cases[i].v);
         cr_assert_eq(n, strlen(buf));
     }
+}
+
+/* The formatter's corpus: bit patterns (NaN, infinities and subnormals
+ * among them), 12-digit decimals at every scale with the 12th digit's ties
+ * (13 digits ending in 5) and their neighbours, 64 doubles either side of
+ * every power of ten and below 999999999999 and 9999999999995 at every
+ * scale, integers, short decimals and subnormals.  Decimals come from
+ * strtod, which rounds correctly everywhere, so the corpus is the same on
+ * every platform. */
+static uint64_t corpus_rng(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static double corpus_dec(uint64_t mant, int exp10)
+{
+    char t[48];
+    snprintf(t, sizeof t, "%llue%d", (unsigned long long)mant, exp10);
+    return strtod(t, NULL);
+}
+
+static void sig12_corpus(long n, void (*f)(double, void *), void *ctx)
+{
+    uint64_t s = 0x9e3779b97f4a7c15ULL;
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 5e-324, 2.2250738585072014e-308,
+                                     2.2250738585072009e-308, 1.7976931348623157e308, 1, 10, 0.1, 700,
+                                     9.999999999995, 9.99999999999, 0.99999999999951, 999999999999.5,
+                                     999999999999.4999, 99999999999.95, 1e12, 1e11, 1e-4, 1e-5, 1e22, 1e23};
+    for (size_t i = 0; i < sizeof special / sizeof *special; i++) f(special[i], ctx), f(-special[i], ctx);
+    for (long i = 0; i < n; i++) {
+        uint64_t b = corpus_rng(&s);
+        double v;
+        memcpy(&v, &b, sizeof v);
+        f(v, ctx);
+    }
+    for (long i = 0; i < n; i++) {
+        int e = (int)(corpus_rng(&s) % 640) - 330;
+        uint64_t m = 100000000000ULL + corpus_rng(&s) % 900000000000ULL;
+        double v = corpus_dec(m, e - 11), h = corpus_dec(10 * m + 5, e - 12);
+        f(v, ctx), f(nextafter(v, 0), ctx), f(nextafter(v, INFINITY), ctx);
+        f(h, ctx), f(nextafter(h, 0), ctx), f(nextafter(h, INFINITY), ctx);
+    }
+    for (int e = -325; e <= 309; e++) {
+        double lo = corpus_dec(1, e), hi = lo, a = corpus_dec(999999999999ULL, e - 11),
+               b = corpus_dec(9999999999995ULL, e - 12);
+        for (int k = 0; k < 64; k++) {
+            f(lo, ctx), f(hi, ctx), f(a, ctx), f(b, ctx);
+            lo = nextafter(lo, 0), hi = nextafter(hi, INFINITY), a = nextafter(a, 0), b = nextafter(b, INFINITY);
+        }
+    }
+    for (long i = 0; i < n / 4; i++) {
+        uint64_t r = corpus_rng(&s);
+        f((double)(r % 1000000000000000ULL), ctx);
+        f((double)(r % 100000) / 1000, ctx);
+        uint64_t b = r & 0x800fffffffffffffULL;
+        double v;
+        memcpy(&v, &b, sizeof v);
+        f(v, ctx);
+    }
+}
+
+typedef struct sig12_check {
+    long values, unlike_printf;
+    uint64_t fnv;
+} sig12_check;
+
+/* What the rule promises for each value, against the C library: zero (of
+ * either sign) is "0", a non-finite value null; any other text is what
+ * %.12g prints for the decimal it denotes (so: at most 12 significant
+ * digits, no trailing zeros, %g's choice of fixed or exponent form, e%+03d),
+ * and that decimal is within half a unit of its 12th digit of v, with a
+ * thousandth of a unit to spare: v scaled by a power of ten is rounded in
+ * double arithmetic, half up, so a value a hair below a tie can round up
+ * where %.12g rounds down (9.999999999995 prints 10, %.12g 9.99999999999).
+ * Long double holds subnormals' decimals to more than 12 digits. */
+static void sig12_against_printf(double v, void *ctx)
+{
+    sig12_check *c = ctx;
+    char t[48], back[64], g[64];
+    size_t n = opm_format_sig12(v, t);
+    cr_assert_eq(n, strlen(t));
+    c->values++;
+    if (v == 0 || !isfinite(v)) {
+        cr_assert_str_eq(t, v == 0 ? "0" : "null", "%.17g", v);
+        return;
+    }
+    long double r = strtold(t, NULL);
+    snprintf(back, sizeof back, "%.12Lg", r);
+    if (LDBL_MANT_DIG > DBL_MANT_DIG || fabs(v) >= DBL_MIN)
+        cr_assert_str_eq(t, back, "%.17g: '%s' is not how %%.12g writes its own value", v, t);
+    snprintf(g, sizeof g, "%.12g", v);
+    if (strcmp(g, t) == 0) return;
+    c->unlike_printf++;
+    snprintf(back, sizeof back, "%.11Le", r);
+    long double unit = powl(10.0L, atoi(strchr(back, 'e') + 1) - 11);
+    long double off = fabsl(r - (long double)v);
+    if (LDBL_MANT_DIG > DBL_MANT_DIG || fabs(v) >= DBL_MIN)
+        cr_assert(off <= 0.501L * unit, "%.17g: '%s' (printf '%s') is %.4Lf units off", v, t, g, off / unit);
+}
+
+static void sig12_hash(double v, void *ctx)
+{
+    sig12_check *c = ctx;
+    char t[48];
+    size_t n = opm_format_sig12(v, t);
+    for (size_t i = 0; i <= n; i++) c->fnv = (c->fnv ^ (unsigned char)t[i]) * 0x100000001b3ULL;
+    c->values++;
+}
+
+Test(io, sig12_rule)
+{
+    sig12_check c = {0};
+    sig12_corpus(30000, sig12_against_printf, &c);
+    cr_assert_eq(c.values, 395110);
+    /* ties and their neighbours are a large part of the corpus */
+    cr_assert(c.unlike_printf > 0 && c.unlike_printf < c.values / 5, "%ld", c.unlike_printf);
+}
+
+/* Byte for byte what the formatter printed before its digits moved to SIMD
+ * lanes (commit 8ec71b3), over 937,610 values: every path (the fast one,
+ * the search, zero, non-finite, subnormals) and both outcomes of each
+ * rounding.  A change of this hash is a change of the output. */
+Test(io, sig12_frozen)
+{
+    sig12_check c = {0, 0, 0xcbf29ce484222325ULL};
+    sig12_corpus(100000, sig12_hash, &c);
+    cr_assert_eq(c.values, 937610);
+    cr_assert_eq(c.fnv, 0x680cc8dd3d13a358ULL, "0x%016llx", (unsigned long long)c.fnv);
 }
