@@ -13,8 +13,11 @@ static const char *const cases[][2] = {
     {"prefill causal 1x4096 32/8 hd128",
      "{\"kind\": \"attention_prefill\", \"batch\": 1, \"seq_q\": 4096, \"seq_kv\": 4096, \"heads\": 32, "
      "\"kv_heads\": 8, \"head_dim\": 128, \"causal\": true, \"dtype\": \"bf16\"}"},
-    {"prefill causal 1x16384 1/1 hd128 (split search)",
+    {"prefill causal 1x16384 1/1 hd128 (long causal walk)",
      "{\"kind\": \"attention_prefill\", \"batch\": 1, \"seq_q\": 16384, \"seq_kv\": 16384, \"heads\": 1, "
+     "\"kv_heads\": 1, \"head_dim\": 128, \"causal\": true, \"dtype\": \"bf16\"}"},
+    {"prefill chunk 1x512 of 65536 keys 8/1 hd128 (split-KV)",
+     "{\"kind\": \"attention_prefill\", \"batch\": 1, \"seq_q\": 512, \"seq_kv\": 65536, \"heads\": 8, "
      "\"kv_heads\": 1, \"head_dim\": 128, \"causal\": true, \"dtype\": \"bf16\"}"},
     {"decode paged 64x4096 32/8 hd128",
      "{\"kind\": \"attention_decode\", \"batch\": 64, \"seq_kv\": 4096, \"heads\": 32, \"kv_heads\": 8, "
