@@ -139,6 +139,8 @@ static int run_batch(const char *path, const opm_model *model, const opm_hardwar
     /* JSON answers collect here and go out in blocks of about 64 KiB: one
      * stdio call per block instead of one per line. */
     strbuf out = {0};
+    opm_num_cache nums = {0}; /* the numbers that repeat from line to line */
+    out.nums = &nums;
     opm_op *op = NULL; /* one op, rebuilt line after line */
     while ((got = next_line(&reader, &line, &len)) > 0) {
         lineno++;

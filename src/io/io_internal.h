@@ -12,10 +12,14 @@
 /* Whole file ("-" = stdin) into a NUL-terminated malloc'ed buffer. */
 char *opm_read_file(const char *path, size_t *len, opm_error *err);
 
+struct opm_num_cache;
 typedef struct strbuf {
     char *p;
     size_t n, cap;
     int oom;
+    /* Optional (NULL: none): texts of numbers opm_profile_write_json
+     * printed before, for a writer that prints many predictions. */
+    struct opm_num_cache *nums;
 } strbuf;
 
 void sb_putn(strbuf *b, const char *s, size_t n);
@@ -58,6 +62,20 @@ size_t opm_format_sig12(double v, char *buf);
 char *opm_put_sig12(char *o, double v);
 /* v in decimal. */
 char *opm_put_u64(char *o, uint64_t v);
+/* The text opm_put_sig12 wrote for a double, keyed on its exact bits, in a
+ * direct-mapped table: a batch prints the same per-hardware and per-dtype
+ * figures (overhead_s, peak_flops_per_s, knee_flops_per_byte, a capped
+ * average_power_w) on line after line, and copying 24 bytes is a fifth of
+ * formatting them.  Owned by the caller (zeroed: empty), no global state. */
+#define OPM_NUM_CACHE_BITS 8
+typedef struct opm_num_text {
+    uint64_t bits;
+    unsigned char len; /* 0: empty */
+    char text[24];
+} opm_num_text;
+typedef struct opm_num_cache {
+    opm_num_text e[1u << OPM_NUM_CACHE_BITS];
+} opm_num_cache;
 /* sb_json_string's text of s: up to its NUL or cap bytes, whichever comes
  * first. */
 char *opm_put_json_string(char *o, const char *s, size_t cap);

@@ -103,6 +103,30 @@ static char *put_plain(char *o, const char *s, size_t cap)
     return o + i;
 }
 
+/* opm_put_sig12 through the cache c (NULL: none).  The same bits give the
+ * same text, so the output is the one without the cache. */
+static inline char *put_num(char *o, double v, opm_num_cache *c)
+{
+    if (!c) return opm_put_sig12(o, v);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    opm_num_text *e = &c->e[(bits * 0x9E3779B97F4A7C15u) >> (64 - OPM_NUM_CACHE_BITS)];
+    if (e->len && e->bits == bits) {
+        memcpy(o, e->text, sizeof e->text); /* within OPM_PUT_NUM_ROOM */
+        return o + e->len;
+    }
+    char *end = opm_put_sig12(o, v);
+    size_t n = (size_t)(end - o);
+    /* The whole piece, past the text's end too (room the caller holds):
+     * one fixed-size copy instead of a call. */
+    if (n > 0 && n <= sizeof e->text) {
+        e->bits = bits;
+        e->len = (unsigned char)n;
+        memcpy(e->text, o, sizeof e->text);
+    }
+    return end;
+}
+
 void opm_profile_write_json(const opm_profile *p, strbuf *b)
 {
     /* Every piece has a bound (the profile's strings are fixed arrays), so
@@ -168,7 +192,7 @@ void opm_profile_write_json(const opm_profile *p, strbuf *b)
     PUT_LIT(o, ", \"static_j\": ");
     o = opm_put_sig12(o, p->static_energy_j);
     PUT_LIT(o, "}, \"average_power_w\": ");
-    o = opm_put_sig12(o, p->average_power_w);
+    o = put_num(o, p->average_power_w, b->nums);
     PUT_LIT(o, ", \"diagnostics\": {");
     for (size_t i = 0; i < nd; i++) {
         const opm_diag *dg = &p->diags[i];
@@ -176,7 +200,7 @@ void opm_profile_write_json(const opm_profile *p, strbuf *b)
         o = opm_put_json_string(o, dg->key, KEY);
         PUT_LIT(o, ": ");
         if (dg->is_text) o = opm_put_json_string(o, dg->text, TEXT);
-        else o = opm_put_sig12(o, dg->number);
+        else o = put_num(o, dg->number, b->nums);
     }
     /* fell_back: the requested model left this op to the roofline;
      * diagnostics_dropped: diagnostics past the profile's capacity. */

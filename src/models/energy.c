@@ -151,11 +151,11 @@ static double volt_ratio_sq(const opm_hardware *hw, double f, double s)
  * largest s with P(s) ≤ tdp_w is found by bisection; below the lowest
  * measured (or 0.1×) clock the op runs at that clock, over the cap, and
  * says so.  Returns s (1: not capped). */
-static double power_cap(opm_profile *p, const opm_hardware *hw, double edyn)
+static double power_cap(opm_profile *p, const opm_hardware *hw, double edyn, double idle_w)
 {
     double tdp = opm_hardware_tdp_w(hw), f = opm_hardware_clock_hz(hw), t = p->latency_s;
     if (!(tdp > 0) || !(t > 0) || !(edyn > 0)) return 1;
-    if (edyn / t + opm_hardware_idle_power_w(hw, f) <= tdp) return 1;
+    if (edyn / t + idle_w <= tdp) return 1;
     double lo_clock = f * CAP_MIN_CLOCK_FRACTION;
     if (hw->n_idle && hw->idle_clock_hz[0] > lo_clock) lo_clock = hw->idle_clock_hz[0];
     if (hw->n_volt && hw->volt_clock_hz[0] > lo_clock) lo_clock = hw->volt_clock_hz[0];
@@ -201,8 +201,17 @@ double opm_energy_active_power_w(const opm_hardware *hw)
     return ACTIVE_POWER_FRACTION * hw->tdp_w * v2f_ratio(hw, opm_hardware_clock_hz(hw), ftop);
 }
 
-static double activity_cap(opm_profile *p, const opm_hardware *hw, int rule_flop);
-static void add_active(opm_profile *p, const opm_hardware *hw, double clock_hz, opm_diag *d);
+static double activity_cap(opm_profile *p, const opm_hardware *hw, int rule_flop, double idle_w);
+static void add_active(opm_profile *p, const opm_hardware *hw, double idle_w, opm_diag *d);
+
+/* The idle power at clock_hz, reusing idle_w, the one at the description's
+ * clock, when clock_hz is that clock (the uncapped case: every line of a
+ * batch): idle_at picks the same clock either way, so the value is the same
+ * double, without a second table walk. */
+static double idle_power_at(const opm_hardware *hw, double clock_hz, double idle_w)
+{
+    return clock_hz == opm_hardware_clock_hz(hw) && clock_hz > 0 ? idle_w : opm_hardware_idle_power_w(hw, clock_hz);
+}
 
 void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_in *in)
 {
@@ -211,6 +220,7 @@ void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_i
     missing_list miss, derived;
     miss.n = derived.n = 0;
     int rule_flop = 0;
+    double idle_w = opm_hardware_idle_power_w(hw, 0);
     if (hw->power_set) {
         module_power_energy(p, hw);
     } else {
@@ -240,7 +250,7 @@ void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_i
         }
         if (!opm_hardware_has_idle_power(hw)) missing(&miss, "static_power_w", NULL);
         else if (!opm_hardware_idle_power_is_measured(hw)) missing(&derived, "static_power_w", NULL);
-        p->static_energy_j = opm_hardware_idle_power_w(hw, 0) * p->latency_s;
+        p->static_energy_j = idle_w * p->latency_s;
     }
     p->energy_j = dynamic_j(p) + p->static_energy_j;
     p->average_power_w = p->latency_s > 0 ? p->energy_j / p->latency_s : 0;
@@ -249,19 +259,19 @@ void opm_energy_apply(opm_profile *p, const opm_hardware *hw, const opm_energy_i
     for (size_t i = 0; i < miss.n; i++) opm_diag_text_n(p, keys[i], strlen(keys[i]) + 1, miss.what[i]);
     /* Coefficients the TDP rule stood in for: one diagnostic, the first. */
     if (derived.n) opm_diag_text(p, "energy_derived", derived.what[0]);
-    double clock_hz = in->capped ? opm_hardware_clock_hz(hw) : activity_cap(p, hw, rule_flop);
-    if (!hw->power_set) add_active(p, hw, clock_hz, NULL);
+    double clock_hz = in->capped ? opm_hardware_clock_hz(hw) : activity_cap(p, hw, rule_flop, idle_w);
+    if (!hw->power_set) add_active(p, hw, idle_power_at(hw, clock_hz, idle_w), NULL);
 }
 
 /* The power cap on the op's activity power (idle plus FLOP and byte
  * energy; the active base power is added after it, clamped, by add_active). */
-static double activity_cap(opm_profile *p, const opm_hardware *hw, int rule_flop)
+static double activity_cap(opm_profile *p, const opm_hardware *hw, int rule_flop, double idle_w)
 {
     /* A J/FLOP from the TDP rule (rule_flop) is by construction the one at
      * which the dense peak draws tdp_w: a cap computed from it would
      * throttle every compute-bound op at its peak, so there is none (as in
      * the GEMM cap, which reads given figures only). */
-    double s = rule_flop ? 1 : power_cap(p, hw, dynamic_j(p));
+    double s = rule_flop ? 1 : power_cap(p, hw, dynamic_j(p), idle_w);
     if (s < 1) {
         double f = opm_hardware_clock_hz(hw), v2 = volt_ratio_sq(hw, f, s);
         p->latency_s /= s;
@@ -283,11 +293,11 @@ static double activity_cap(opm_profile *p, const opm_hardware *hw, int rule_flop
  * limiter holds the total to tdp_w: the active power is what the TDP leaves
  * over idle and the op's activity power, so a capped op (activity at the
  * TDP) gets none. */
-static void add_active(opm_profile *p, const opm_hardware *hw, double clock_hz, opm_diag *d)
+static void add_active(opm_profile *p, const opm_hardware *hw, double idle_w, opm_diag *d)
 {
     double act_w = opm_energy_active_power_w(hw);
     if (!(act_w > 0) || !(p->latency_s > 0)) return;
-    double room = hw->tdp_w - opm_hardware_idle_power_w(hw, clock_hz) - dynamic_j(p) / p->latency_s;
+    double room = hw->tdp_w - idle_w - dynamic_j(p) / p->latency_s;
     if (act_w > room) act_w = room > 0 ? room : 0;
     p->compute_energy_j += act_w * p->latency_s;
     if (d) d->number = act_w;
@@ -310,6 +320,7 @@ void opm_energy_cap(opm_profile *p, const opm_hardware *hw)
      * J/FLOP is read back from the diagnostic opm_energy_apply wrote. */
     const opm_diag *dv = opm_profile_diag(p, "energy_derived");
     int rule_flop = dv && dv->is_text && strstr(dv->text, "_per_flop");
-    double clock_hz = activity_cap(p, hw, rule_flop);
-    if (d) add_active(p, hw, clock_hz, d);
+    double idle_w = opm_hardware_idle_power_w(hw, 0);
+    double clock_hz = activity_cap(p, hw, rule_flop, idle_w);
+    if (d) add_active(p, hw, idle_power_at(hw, clock_hz, idle_w), d);
 }

@@ -136,6 +136,51 @@ Test(io, profile_json_has_contract_fields)
     opm_hardware_free(hw);
 }
 
+/* The batch's cache of number texts (opm_num_cache) changes no byte: a
+ * profile written line after line with its diagnostics and average power
+ * drawn from a pool of 1000 doubles (repeats, and more values than the
+ * cache has entries, so entries are replaced) prints what the writer
+ * without the cache prints, including the longest texts, zeros, infinities
+ * and NaN. */
+Test(io, profile_json_number_cache_changes_nothing)
+{
+    opm_error err;
+    opm_hardware *hw = opm_hardware_builtin("h100_sxm", &err);
+    opm_op *op = op_yaml("kind: gemm\nm: 64\nn: 64\nk: 64\ndtype: bf16\n");
+    opm_profile p;
+    cr_assert_eq(opm_predict("roofline", op, hw, &p, &err), 0);
+    cr_assert_gt(p.diag_count, 2);
+    double pool[1000];
+    uint64_t x = 88172645463325252u;
+    for (size_t i = 0; i < 1000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t bits = x;
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        pool[i] = i % 5 == 0 ? v : i % 5 == 1 ? -1.23456789012e-308 * (double)(i % 7 + 1)
+                                 : i % 5 == 2 ? (double)(x % 100000) / 7.0 : i % 5 == 3 ? 9.999999999995 * (double)i
+                                                                                       : 700;
+    }
+    pool[1] = 0, pool[2] = -0.0, pool[3] = INFINITY, pool[4] = -INFINITY, pool[6] = NAN;
+    opm_num_cache cache = {0};
+    strbuf with = {0}, without = {0};
+    with.nums = &cache;
+    for (size_t line = 0; line < 5000; line++) {
+        p.average_power_w = pool[(line * 7) % 1000];
+        for (size_t i = 0; i < p.diag_count; i++)
+            if (!p.diags[i].is_text) p.diags[i].number = pool[(line * 13 + i * 31) % (line % 3 ? 1000 : 16)];
+        with.n = without.n = 0;
+        opm_profile_write_json(&p, &with);
+        opm_profile_write_json(&p, &without);
+        cr_assert(!with.oom && !without.oom);
+        cr_assert_str_eq(with.p, without.p, "line %zu", line);
+    }
+    free(with.p);
+    free(without.p);
+    opm_op_free(op);
+    opm_hardware_free(hw);
+}
+
 /* JSON string literals stay valid JSON whatever the bytes: well-formed UTF-8
  * passes through, a stray byte, an overlong form and a cut sequence each
  * become U+FFFD, control characters are escaped. */
