@@ -464,24 +464,6 @@ Test(kernel_models, fa2_serving_forward_launches_no_scheduler_kernel)
     cr_assert(c3 - c2 > 1.5e-6 && c3 - c2 < 4e-6, "fa2 %g fa3 %g", c2, c3);
 }
 
-/* A copy of a built-in whose L2 level has other far-hit latency and partition figures. */
-static opm_hardware *with_l2(const char *name, double far_cycles, double partitions)
-{
-    opm_hardware *hw = builtin_hw(name);
-    opm_error err;
-    opm_hardware_builder *b = opm_hardware_builder_from(hw, &err);
-    cr_assert_not_null(b, "%s", err.message);
-    opm_memory_level l2 = *opm_hardware_find_level(hw, "l2");
-    l2.far_latency_cycles = far_cycles;
-    l2.partitions = partitions;
-    cr_assert_eq(opm_hardware_builder_add_level(b, &l2, &err), 0, "%s", err.message);
-    opm_hardware *out = opm_hardware_builder_build(b, &err);
-    cr_assert_not_null(out, "%s", err.message);
-    opm_hardware_builder_free(b);
-    opm_hardware_free(hw);
-    return out;
-}
-
 Test(kernel_models, l2_hits_in_the_far_partition_lengthen_the_chain)
 {
     /* A100's L2 hits in the other partition take 1.75x the near ones (the
@@ -493,7 +475,7 @@ Test(kernel_models, l2_hits_in_the_far_partition_lengthen_the_chain)
     cr_assert_eq(opm_hardware_find_level(a100, "l2")->far_latency_cycles, 368);
     opm_hardware *h100 = builtin_hw("h100_sxm");
     cr_assert_eq(opm_hardware_find_level(h100, "l2")->far_latency_cycles, 0);
-    opm_hardware *near = with_l2("a100_80gb_pcie", 0, 2), *one = with_l2("a100_80gb_pcie", 368, 1);
+    opm_hardware *near = builtin_hw_with_l2("a100_80gb_pcie", 0, 2), *one = builtin_hw_with_l2("a100_80gb_pcie", 368, 1);
     opm_op *op = op_json(NORM("rmsnorm", 512, 4096, ", \"l2_warm\": \"input\", \"vector_bytes\": 2"));
     opm_profile far = predict_ok("extended_roofline", op, a100);
     opm_profile nr = predict_ok("extended_roofline", op, near), un = predict_ok("extended_roofline", op, one);

@@ -370,6 +370,24 @@ static void rows_csv(const char *tag, char *dir, size_t dir_cap, char *path, siz
     fclose(f);
 }
 
+/* The extended_roofline times of the rows in CSV (n of them, in a fresh
+ * folder TAG) with the kernel column read as hints (`with`) and ignored
+ * (`without`): what the kernel-column tests below compare. */
+static void kernel_column_predictions(const char *tag, const char *csv, size_t n, double *with, double *without)
+{
+    char dir[512], path[600];
+    rows_csv(tag, dir, sizeof dir, path, sizeof path, csv);
+    opm_error err;
+    opm_gemm_dataset ds;
+    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
+    cr_assert_eq(ds.n_rows, n);
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, with, &err), 0, "%s", err.message);
+    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 0, without, &err), 0, "%s", err.message);
+    opm_gemm_dataset_free(&ds);
+    remove(path);
+    rmdir(dir);
+}
+
 /* validate-gemm-latency's harness columns: eager rows are left out of an
  * uncalibrated score and counted; a bad value is a bad row naming its
  * column. */
@@ -780,19 +798,13 @@ Test(tc_gemm, hinted_wgmma_kernels)
  * an mma_sync part the column only fixes split_k 1. */
 Test(tc_gemm, vllm_cutlass_fp8_tiles)
 {
-    char dir[512], path[600];
-    rows_csv("tc_vllm", dir, sizeof dir, path, sizeof path,
-             "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
-             "h100_sxm,fp8_e4m3,1,160,128,65536,0,1,0,190,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-             "h100_sxm,fp8_e4m3,1,8,1024,65536,0,1,0,60,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-             "h100_sxm,bf16,1,160,128,65536,0,1,0,100,F.linear,t,none,graph\n");
-    opm_error err;
-    opm_gemm_dataset ds;
-    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
-    cr_assert_eq(ds.n_rows, 3);
     double with[3], without[3];
-    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, with, &err), 0, "%s", err.message);
-    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 0, without, &err), 0, "%s", err.message);
+    kernel_column_predictions("tc_vllm",
+                              "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
+                              "h100_sxm,fp8_e4m3,1,160,128,65536,0,1,0,190,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+                              "h100_sxm,fp8_e4m3,1,8,1024,65536,0,1,0,60,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+                              "h100_sxm,bf16,1,160,128,65536,0,1,0,100,F.linear,t,none,graph\n",
+                              3, with, without);
     cr_assert_gt(with[0], 1.5 * without[0], "%g vs %g", with[0], without[0]);
     /* 2 CTAs of 128x128x65536 fp8 cannot beat the tensor rate of 2 SMs. */
     opm_hardware *hw = builtin_hw("h100_sxm");
@@ -801,9 +813,6 @@ Test(tc_gemm, vllm_cutlass_fp8_tiles)
     /* The bf16 cuBLAS row is untouched by the column. */
     cr_assert_eq(with[2], without[2]);
     opm_hardware_free(hw);
-    opm_gemm_dataset_free(&ds);
-    remove(path);
-    rmdir(dir);
 }
 
 /* On an mma_sync part (L40S) the column runs vLLM's sm89 fixed tiles: a
@@ -814,20 +823,14 @@ Test(tc_gemm, vllm_cutlass_fp8_tiles)
  * not take) only gets split_k 1, and the bf16 row is untouched. */
 Test(tc_gemm, vllm_cutlass_fp8_sm89_tiles)
 {
-    char dir[512], path[600];
-    rows_csv("tc_vllm89", dir, sizeof dir, path, sizeof path,
-             "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
-             "l40s,fp8_e4m3,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-             "l40s,fp8_e4m3,1,16,128,65536,0,1,0,100,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-             "l40s,fp8_e5m2,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
-             "l40s,bf16,1,160,128,65536,0,1,0,60,F.linear,t,none,graph\n");
-    opm_error err;
-    opm_gemm_dataset ds;
-    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
-    cr_assert_eq(ds.n_rows, 4);
     double with[4], without[4];
-    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, with, &err), 0, "%s", err.message);
-    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 0, without, &err), 0, "%s", err.message);
+    kernel_column_predictions("tc_vllm89",
+                              "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
+                              "l40s,fp8_e4m3,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+                              "l40s,fp8_e4m3,1,16,128,65536,0,1,0,100,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+                              "l40s,fp8_e5m2,1,160,128,65536,0,1,0,400,dynquant+cutlass_fp8_scaled_mm,t,dynamic,graph\n"
+                              "l40s,bf16,1,160,128,65536,0,1,0,60,F.linear,t,none,graph\n",
+                              4, with, without);
     cr_assert_gt(with[0], 2.0 * without[0], "%g vs %g", with[0], without[0]);
     /* 3 CTAs of 64x128x65536 fp8 cannot beat the tensor rate of 3 SMs. */
     double sm_rate = 733.0e12 / 142;
@@ -835,9 +838,6 @@ Test(tc_gemm, vllm_cutlass_fp8_sm89_tiles)
     cr_assert_lt(with[1], with[0], "%g vs %g", with[1], with[0]);
     cr_assert_neq(with[2], with[0]);
     cr_assert_eq(with[3], without[3]);
-    opm_gemm_dataset_free(&ds);
-    remove(path);
-    rmdir(dir);
 }
 
 /* A Composable Kernel instance in the kernel column (aiter's CK labels)
@@ -847,26 +847,17 @@ Test(tc_gemm, vllm_cutlass_fp8_sm89_tiles)
  * selection; a bf16 row without a CK name is untouched by the column. */
 Test(tc_gemm, ck_instance_tiles)
 {
-    char dir[512], path[600];
-    rows_csv("tc_ck", dir, sizeof dir, path, sizeof path,
-             "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
-             "mi300x,fp8_e4m3,1,16,1280,5120,0,1,0,17,a8w8_blockscale:ck:256x16x64x256[e4m3fnuz],t,block,kernel\n"
-             "mi300x,fp8_e4m3,1,16,1280,5120,0,1,0,17,a8w8_blockscale:ck:256x128x128x128[e4m3fnuz],t,block,kernel\n"
-             "mi300x,bf16,1,16,1280,5120,0,1,0,17,F.linear,t,none,kernel\n");
-    opm_error err;
-    opm_gemm_dataset ds;
-    cr_assert_eq(opm_gemm_dataset_load(dir, &ds, &err), 0, "%s", err.message);
-    cr_assert_eq(ds.n_rows, 3);
     double with[3], without[3];
-    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 1, with, &err), 0, "%s", err.message);
-    cr_assert_eq(opm_gemm_base_predictions(&ds, "extended_roofline", 0, without, &err), 0, "%s", err.message);
+    kernel_column_predictions("tc_ck",
+                              "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,kernel,source,activation_quant,timing\n"
+                              "mi300x,fp8_e4m3,1,16,1280,5120,0,1,0,17,a8w8_blockscale:ck:256x16x64x256[e4m3fnuz],t,block,kernel\n"
+                              "mi300x,fp8_e4m3,1,16,1280,5120,0,1,0,17,a8w8_blockscale:ck:256x128x128x128[e4m3fnuz],t,block,kernel\n"
+                              "mi300x,bf16,1,16,1280,5120,0,1,0,17,F.linear,t,none,kernel\n",
+                              3, with, without);
     cr_assert_gt(with[1], with[0], "%g vs %g", with[1], with[0]);
     cr_assert_neq(with[0], without[0]);
     cr_assert_eq(without[0], without[1]);
     cr_assert_eq(with[2], without[2]);
-    opm_gemm_dataset_free(&ds);
-    remove(path);
-    rmdir(dir);
 }
 
 /* The leave-one-hardware-out refit finds the constants the rows were made
@@ -935,25 +926,6 @@ Test(tc_gemm, constant_refit_recovers_the_constants)
     rmdir(dir);
 }
 
-/* A copy of a built-in whose L2 level has other far-hit latency and
- * partition figures. */
-static opm_hardware *with_far_l2(const char *name, double far_cycles, double partitions)
-{
-    opm_hardware *hw = builtin_hw(name);
-    opm_error err;
-    opm_hardware_builder *b = opm_hardware_builder_from(hw, &err);
-    cr_assert_not_null(b, "%s", err.message);
-    opm_memory_level l2 = *opm_hardware_find_level(hw, "l2");
-    l2.far_latency_cycles = far_cycles;
-    l2.partitions = partitions;
-    cr_assert_eq(opm_hardware_builder_add_level(b, &l2, &err), 0, "%s", err.message);
-    opm_hardware *out = opm_hardware_builder_build(b, &err);
-    cr_assert_not_null(out, "%s", err.message);
-    opm_hardware_builder_free(b);
-    opm_hardware_free(hw);
-    return out;
-}
-
 /* A GEMM's operand and output lines lie evenly over the L2's partitions,
  * so on the A100 (two partitions, a far hit 368 cycles against 210 near)
  * its L2 latency is their mean: the waves' latency terms grow (a copy
@@ -969,8 +941,8 @@ Test(tc_gemm, far_l2_hits_lengthen_gemm_waves)
     cr_assert_float_eq(h.lat_l2_mean_s * h.clock_hz, (210 + 368) / 2.0, 1e-6);
     cr_assert_eq(opm_gemm_hw(h100, OPM_BF16, &h, &err), 0, "%s", err.message);
     cr_assert_eq(h.lat_l2_mean_s, h.lat_l2_s);
-    opm_hardware *near = with_far_l2("a100_80gb_sxm", 0, 2), *one = with_far_l2("a100_80gb_sxm", 368, 1);
-    opm_hardware *one_near = with_far_l2("a100_80gb_sxm", 0, 1);
+    opm_hardware *near = builtin_hw_with_l2("a100_80gb_sxm", 0, 2), *one = builtin_hw_with_l2("a100_80gb_sxm", 368, 1);
+    opm_hardware *one_near = builtin_hw_with_l2("a100_80gb_sxm", 0, 1);
     opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 128, \"dtype\": \"bf16\", "
                          "\"attrs\": {\"l2_warm\": \"all\"}}");
     for (int e = 0; e < 2; e++) {

@@ -79,6 +79,23 @@ opm_hardware *builtin_hw(const char *name)
     return hw;
 }
 
+opm_hardware *builtin_hw_with_l2(const char *name, double far_latency_cycles, double partitions)
+{
+    opm_hardware *hw = builtin_hw(name);
+    opm_error err;
+    opm_hardware_builder *b = opm_hardware_builder_from(hw, &err);
+    cr_assert_not_null(b, "%s", err.message);
+    opm_memory_level l2 = *opm_hardware_find_level(hw, "l2");
+    l2.far_latency_cycles = far_latency_cycles;
+    l2.partitions = partitions;
+    cr_assert_eq(opm_hardware_builder_add_level(b, &l2, &err), 0, "%s", err.message);
+    opm_hardware *out = opm_hardware_builder_build(b, &err);
+    cr_assert_not_null(out, "%s", err.message);
+    opm_hardware_builder_free(b);
+    opm_hardware_free(hw);
+    return out;
+}
+
 opm_profile predict_ok(const char *model, const opm_op *op, const opm_hardware *hw)
 {
     opm_error err;

@@ -23,6 +23,9 @@ opm_counts counts_of(const char *yaml);
 void rejected(const char *yaml, const char *needle);
 /* A built-in hardware entry; fails the test when unknown. */
 opm_hardware *builtin_hw(const char *name);
+/* A copy of built-in `name` whose L2 level has the given far-hit latency
+ * (cycles) and partition count; fails the test on error. */
+opm_hardware *builtin_hw_with_l2(const char *name, double far_latency_cycles, double partitions);
 /* model's prediction of op on hw; fails the test on error. */
 opm_profile predict_ok(const char *model, const opm_op *op, const opm_hardware *hw);
 /* Parses an op from inline JSON; fails the test on error. */
