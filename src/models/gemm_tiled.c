@@ -225,9 +225,11 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->hbm_act_s = hbm->bandwidth_bytes_per_s > 0 ? DRAM_ACT_BYTES / hbm->bandwidth_bytes_per_s : 0;
     h->lat_l2_s = l2 && l2->latency_s > 0 ? l2->latency_s
                 : (l2 && l2->latency_cycles > 0 ? l2->latency_cycles : LAT_L2_CYC) / h->clock_hz;
+    /* Lines spread evenly over a partitioned L2: near hits at the level's
+     * latency, the other (P - 1) / P at its far_latency_cycles. */
     h->lat_l2_mean_s = h->lat_l2_s;
-    if (l2 && l2->partitions > 1 && l2->far_latency_cycles > 0 && !(l2->latency_s > 0))
-        h->lat_l2_mean_s = (h->lat_l2_s + (l2->partitions - 1) * l2->far_latency_cycles / h->clock_hz) / l2->partitions;
+    if (l2 && l2->partitions > 1 && l2->far_latency_cycles > 0)
+        h->lat_l2_mean_s = (h->lat_l2_s + (l2->partitions - 1) * (l2->far_latency_cycles / h->clock_hz)) / l2->partitions;
     h->lat_dram_s = hbm->latency_s > 0 ? hbm->latency_s
                   : (hbm->latency_cycles > 0 ? hbm->latency_cycles : LAT_DRAM_CYC) / h->clock_hz;
     h->max_ctas = cparam(hw, CP_MAX_CTAS_PER_SM, DEF_MAX_CTAS);

@@ -169,17 +169,6 @@ static double instr_per_elem(const char *f)
     return 0;
 }
 
-/* The mean L2-hit latency of lines spread evenly over the L2's
- * partitions: near hits at the level's latency, the other (P - 1) / P at
- * far_latency_cycles where the entry gives it. */
-static double l2_hit_latency_s(const opm_hardware *hw, const gemm_hw *h)
-{
-    const opm_memory_level *l2 = opm_hardware_find_level(hw, "l2");
-    if (!l2 || !(l2->partitions > 1) || !(l2->far_latency_cycles > 0)) return h->lat_l2_s;
-    double far_s = l2->far_latency_cycles / h->clock_hz;
-    return (h->lat_l2_s + (l2->partitions - 1) * far_s) / l2->partitions;
-}
-
 /* The kernel shape of one op; 0 when the kind has no streaming model. */
 static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
 {
@@ -313,7 +302,7 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
      * partition) are near the loading SM in 1 of P cases.  The entry's L2
      * latency is a pointer chase that re-walks its own lines (copied to the
      * near partition), so the far hits' latency is its own figure. */
-    h.lat_l2_s = l2_hit_latency_s(hw, &h);
+    h.lat_l2_s = h.lat_l2_mean_s;
 
 
     double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
@@ -373,7 +362,7 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
      * per clock than Hopper's and Ada's, such as B200 with 8 TB/s, must not
      * be held below its DRAM). */
     double l2_bw = mind(h.l2_bw, maxd(STREAM_L2_B_PER_CLK_SM * h.num_sms * h.clock_hz, h.hbm_bw));
-    double t_l2 = isinf(l2_bw) ? 0 : (l2_rd + l2_wr) / l2_bw;
+    double t_l2 = isinf(h.l2_bw) ? 0 : (l2_rd + l2_wr) / l2_bw; /* no L2 level: no L2 term */
     /* Little's law runs on the latency under load, not the idle one. */
     double lat_first = (f_in * h.lat_l2_s + (1 - f_in) * h.lat_dram_s) * LOADED_LATENCY_FACTOR;
     double inflight = s.threads * s.vec_bytes * s.streams;
