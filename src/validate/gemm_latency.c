@@ -635,24 +635,14 @@ static int may_cap(const opm_hardware *hw, opm_dtype dt)
            opm_hardware_energy_j_per_flop(hw, OPM_ENGINE_VECTOR, OPM_FP32) > 0;
 }
 
-/* Copies what the prediction p says it chose (kernel, limiting resource)
- * into l, truncated to fit. */
-static void copy_label(char *dst, size_t cap, const char *src)
-{
-    size_t n = 0;
-    while (src && src[n] && n + 1 < cap) {
-        dst[n] = src[n];
-        n++;
-    }
-    dst[n] = '\0';
-}
-
+/* What the prediction p says it chose (kernel, limiting resource), into
+ * l, truncated to fit. */
 static void label_row(const opm_profile *p, opm_gemm_row_label *l)
 {
     const opm_gemm_details *g = opm_profile_gemm(p);
     const opm_diag *d = opm_profile_diag(p, "limiting_resource");
-    copy_label(l->kernel, sizeof l->kernel, g ? g->kernel : NULL);
-    copy_label(l->limit, sizeof l->limit, d && d->is_text ? d->text : NULL);
+    opm_strlcpy(l->kernel, g ? g->kernel : "", sizeof l->kernel);
+    opm_strlcpy(l->limit, d && d->is_text ? d->text : "", sizeof l->limit);
 }
 
 /* Predicts the rows of hardware only_hw (-1: all); with group_overhead_s,
