@@ -408,18 +408,17 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     opm_energy_in work = {0, OPM_ENGINE_VECTOR, OPM_FP32, (double)p->flops, OPM_FP32, 0};
     opm_profile_levels(p, hw, &hbm_t, &l2_t, rd, wr, &work);
 
+    /* A launch-bound grid waits on the block scheduler: an overhead, not memory. */
     const char *lim = "hbm";
+    opm_bound bound = OPM_BOUND_MEMORY;
     double top = t_stream;
     if (t_l2 > top) { top = t_l2; lim = "l2"; }
     if (t_chain > top) { top = t_chain; lim = "latency"; }
-    if (t_vec > top) { top = t_vec; lim = "compute"; }
-    if (t_launch > top) { top = t_launch; lim = "cta_launch"; }
-    if (h.fixed_s > top) lim = "fixed";
-    /* A launch-bound grid waits on the block scheduler: an overhead, not memory. */
-    p->bound = lim[0] == 'f' || !strcmp(lim, "cta_launch") ? OPM_BOUND_OVERHEAD
-               : lim[0] == 'c'                          ? OPM_BOUND_COMPUTE
-                                                        : OPM_BOUND_MEMORY;
-    if (p->bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", lim[0] == 'l' && lim[1] == '2' ? "l2" : "hbm");
+    if (t_vec > top) { top = t_vec; lim = "compute"; bound = OPM_BOUND_COMPUTE; }
+    if (t_launch > top) { top = t_launch; lim = "cta_launch"; bound = OPM_BOUND_OVERHEAD; }
+    if (h.fixed_s > top) { lim = "fixed"; bound = OPM_BOUND_OVERHEAD; }
+    p->bound = bound;
+    if (bound == OPM_BOUND_MEMORY) opm_diag_text(p, "limiting_level", !strcmp(lim, "l2") ? "l2" : "hbm");
     opm_diag_text(p, "limiting_resource", lim);
     opm_diag_text(p, "kernel", s.name);
     opm_diag_num(p, "ctas", ctas);
