@@ -551,10 +551,13 @@ static double grid_list_schedule(const walk_tiles *w, double splits, double slot
 {
     if (w->overflow || slots > LIST_SCHED_SLOTS_MAX || slots < 1) return 0;
     exact_div sd = exact_div_of(splits);
+    /* Each kept tile's CTA time, once: the simulation below places it sim times. */
+    double ctv[WALK_TILES_MAX];
     double per = 0, work = 0;
     for (size_t i = 0; i < w->n; i++) {
+        ctv[i] = cta_time(w->t[i].fx, w->t_blk, w->t[i].nb, &sd);
         per += 1 + w->t[i].rest;
-        work += (1 + w->t[i].rest) * cta_time(w->t[i].fx, w->t_blk, w->t[i].nb, &sd);
+        work += (1 + w->t[i].rest) * ctv[i];
     }
     double reps = w->heads * w->mult * splits;
     double sim = mind(reps, ceil(LIST_SCHED_WAVES * slots / per));
@@ -564,7 +567,7 @@ static double grid_list_schedule(const walk_tiles *w, double splits, double slot
     memset(hp, 0, n * sizeof hp[0]);
     for (double r = 0; r < sim; r++) {
         for (size_t i = 0; i < w->n; i++) {
-            double ct = cta_time(w->t[i].fx, w->t_blk, w->t[i].nb, &sd);
+            double ct = ctv[i];
             for (double k = 0; k <= w->t[i].rest; k++) {
                 /* The earliest free slot (the heap's root) takes it. */
                 double v = hp[0] + ct;
