@@ -148,6 +148,10 @@ static double tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt)
     double eight = dt == OPM_FP8_E4M3 || dt == OPM_FP8_E5M2 || dt == OPM_INT8 ? EIGHT_BIT_ACHIEVABLE_RATIO : 1;
     if (f[OPM_BF16] > 0) return f[OPM_BF16] * eight;
     *dflt = 1;
+    /* CDNA parts sit further below their peak than NVIDIA's under the
+     * power limit (their peaks are quoted at the top engine clock), so an
+     * MFMA part takes the CDNA default. */
+    if (hw->matrix_instruction - 1 == GEMM_MI_MFMA) return OPM_TENSOR_ACHIEVABLE_DEFAULT_MFMA * eight;
     return OPM_TENSOR_ACHIEVABLE_DEFAULT * eight;
 }
 
