@@ -1579,5 +1579,18 @@ awk -v a="$(latency "$T/g_def.json")" -v b="$(latency "$T/g_08.json")" 'BEGIN { 
     grep -q '"tensor_achievable_source": "default"' "$T/g_def.json" && ! grep -q 'tensor_achievable_source' "$T/g_08.json"
 report $? "GEMM: an MFMA entry without a fraction runs below the NVIDIA default" "default $(latency "$T/g_def.json") 0.8 $(latency "$T/g_08.json")"
 
+# A streaming kind on a systolic-array or matrix-engine part: the roofline,
+# saying why, on the levels the part has (no CUDA grid on an fp32 peak it
+# does not list).
+for hw in tpu_v6e gaudi3; do
+    run "$BIN" predict --hardware "$hw" --op examples/copy.yaml --model extended_roofline
+    why=""
+    [ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+    [ -z "$why" ] && ! grep -q '"fallback": "no M[XM][UE] (' "$T/out" && why="no MXU/MME fallback in the diagnostics"
+    [ -z "$why" ] && grep -q '"l2"' "$T/out" && why="traffic on an L2 the part lacks"
+    [ -z "$why" ]
+    report $? "copy on $hw: the roofline with diagnostics.fallback" "$why"
+done
+
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
