@@ -135,7 +135,7 @@ def summarise(results):
         summary[model] = {
             "rows": len(rs), "held_out_rows": len(held),
             "held_out_geomean_ratio": math.exp(sum(lg) / len(lg)) if lg else None,
-            "held_out_mape_pct": 100 * sum(abs(r["ratio"] - 1) / r["ratio"] for r in held) / len(held) if held else None,
+            "held_out_mape_pct": 100 * sum(abs(r["ratio"] - 1) for r in held) / len(held) if held else None,
             "gross": [r["id"] for r in held if r["ratio"] > GROSS or r["ratio"] < 1 / GROSS]}
     return summary
 
