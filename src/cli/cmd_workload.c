@@ -415,7 +415,8 @@ static void artifact_table(strbuf *b, const art_result *r)
               (unsigned long long)r->implied_kernels);
     sb_printf(b, "launch interval: default %.2f us;", r->default_interval_s * 1e6);
     for (size_t h = 0; h < r->n_hw; h++) sb_printf(b, " %s %.2f us", r->hw_names[h], r->launch_interval_s[h] * 1e6);
-    sb_printf(b, "\nharness start-up%s:", r->no_harness ? " (measured, not added: --no-harness-startup)" : " (added as start-up / iterations)");
+    sb_printf(b, "\nharness start-up%s:",
+              r->no_harness ? " (measured, not added: --no-harness-startup)" : " (added as start-up / iterations)");
     for (size_t f = 0; f < r->n_files; f++)
         sb_printf(b, " %s %.3f s (%zu runs)", r->files[f], r->startup_s[f], r->startup_runs[f]);
     const char *hdr = "%-34s %5s %9s %9s %9s %8s %8s\n";

@@ -38,7 +38,7 @@
  * iteration over 30 s), at least 0; it is never fitted on scored runs.  On
  * the shipped data: 1.52 s (A100 900 MHz, 49 runs), 1.43 s (A100 DVFS, 44),
  * 1.07 s (A10, 26); the runs that ran out of memory, whose window is the
- * start-up alone, read 1.6-2.3 s and 1.3-1.5 s. */
+ * start-up and a failed first iteration, read 1.6-2.3 s and 1.3-1.5 s. */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
