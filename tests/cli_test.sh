@@ -1498,6 +1498,19 @@ report $? "validate-artifact: 447 runs, calibration runs not scored, unmatched l
 run "$BIN" validate-artifact --format json --as-listed
 grep -q '"kernel_lists": "as_listed", "implied_kernels": 0,' "$T/out"
 report $? "validate-artifact --as-listed: the kernel lists as shipped" "$(first_err)"
+run "$BIN" validate-artifact --format json
+cp "$T/out" "$T/art_harness.json"
+run "$BIN" validate-artifact --format json --no-harness-startup
+why=$(python3 -c '
+import json,sys
+a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+s=a["harness_startup_s"]
+ok = a["harness_startup"] is True and b["harness_startup"] is False and len(s) == 3 and all(v > 0 for v in s.values())
+ok = ok and all(a["harness_startup_runs"][f] > 0 for f in s) and b["harness_startup_s"] == s
+ok = ok and a["uncalibrated"]["overall"]["time"]["geomean_ratio"] > b["uncalibrated"]["overall"]["time"]["geomean_ratio"]
+print("" if ok else "harness start-up: %s / %s" % (s, b["harness_startup_s"]))' "$T/art_harness.json" "$T/out")
+[ -z "$why" ]
+report $? "validate-artifact: the harness start-up measured per file on unmatched runs lengthens every prediction; --no-harness-startup leaves it out" "$why"
 mkdir -p "$T/emptyart/workloads/all" "$T/emptyart/measurements"
 echo '[]' > "$T/emptyart/workloads/all/foo_bar_pbf16_b1_s128_modeprefill.json"
 printf 'workload,energy,time,avg_freq\nfoo_bar_pbf16_b1_s128_modeprefill_freq900_iter1.csv,1,1,900\n' > "$T/emptyart/measurements/a10_e2e.csv"
