@@ -1541,6 +1541,11 @@ for m in ("extended_roofline", "effective_roofline"):
 bad = [r["id"] for r in d["rows"] if not (r["ratio"] > 0 and math.isfinite(r["ratio"]))]
 if bad:
     print("non-positive ratio: " + ",".join(bad)); sys.exit()
+# Held-out and in-config rows are summarised apart, each over its own rows.
+cfg = sum(1 for r in csv.DictReader(open(sys.argv[2])) if r["in_config"] == "yes")
+for m, s in d["summary"].items():
+    if (s["held_out_rows"], s["in_config_rows"]) != (len(ids) - cfg, cfg):
+        print("%s: summary counts %d held out, %d in config" % (m, s["held_out_rows"], s["in_config_rows"])); sys.exit()
 if sorted({r["hardware"] for r in d["sanity"]}) != sorted(hw):
     print("sanity misses entries"); sys.exit()
 for r in d["sanity"]:
