@@ -1554,6 +1554,11 @@ for m in ("extended_roofline", "effective_roofline"):
 bad = [r["id"] for r in d["rows"] if not (r["ratio"] > 0 and math.isfinite(r["ratio"]))]
 if bad:
     print("non-positive ratio: " + ",".join(bad)); sys.exit()
+# Held-out and in-config rows are summarised apart, each over its own rows.
+cfg = sum(1 for r in csv.DictReader(open(sys.argv[2])) if r["in_config"] == "yes")
+for m, s in d["summary"].items():
+    if (s["held_out_rows"], s["in_config_rows"]) != (len(ids) - cfg, cfg):
+        print("%s: summary counts %d held out, %d in config" % (m, s["held_out_rows"], s["in_config_rows"])); sys.exit()
 if sorted({r["hardware"] for r in d["sanity"]}) != sorted(hw):
     print("sanity misses entries"); sys.exit()
 for r in d["sanity"]:
@@ -1604,6 +1609,30 @@ for hw in tpu_v6e gaudi3; do
     [ -z "$why" ]
     report $? "copy on $hw: the roofline with diagnostics.fallback" "$why"
 done
+
+# A compute-bound GEMM on a matrix-engine part with a published achievable
+# fraction (Gaudi 3): the fallback is the roofline slowed by exactly
+# 1/fraction and names its source; on a TPU (no figure) it is the roofline.
+G4='{"kind":"gemm","m":8192,"n":8192,"k":8192,"dtype":"bf16"}'
+for hw in gaudi3 tpu_v6e; do
+    echo "$G4" | "$BIN" predict --hardware "$hw" --op - --model extended_roofline > "$T/fb_$hw.json"
+    echo "$G4" | "$BIN" predict --hardware "$hw" --op - --model roofline > "$T/rf_$hw.json"
+done
+python3 - "$T" <<'PY'
+import json, sys
+d = lambda n: json.load(open("%s/%s.json" % (sys.argv[1], n)))
+g, r, t, tr = d("fb_gaudi3"), d("rf_gaudi3"), d("fb_tpu_v6e"), d("rf_tpu_v6e")
+f = g["diagnostics"]["tensor_achievable_fraction"]
+ok = (0 < f < 1 and abs(g["diagnostics"]["compute_time_s"] * f / r["diagnostics"]["compute_time_s"] - 1) < 1e-9
+      and g["diagnostics"]["tensor_achievable_source"] == "hardware"
+      and g["diagnostics"]["fallback"].endswith("achievable-rate roofline")
+      and "tensor_achievable_fraction" not in r["diagnostics"]
+      and t["latency_s"] == tr["latency_s"] and t["diagnostics"]["fallback"].endswith(": roofline")
+      and "tensor_achievable_fraction" not in t["diagnostics"])
+sys.exit(0 if ok else 1)
+PY
+report $? "GEMM on gaudi3: the fallback at the entry's achievable fraction (1/f slower); tpu_v6e: the plain roofline" \
+    "gaudi3 $(latency "$T/fb_gaudi3.json") roofline $(latency "$T/rf_gaudi3.json")"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

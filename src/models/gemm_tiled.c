@@ -133,8 +133,9 @@ static double cparam(const opm_hardware *hw, int i, double dflt)
 
 /* The sustained fraction of the dense tensor peak for dtype dt: the
  * hardware's own figure for dt, else for its sibling dtype (fp16/bf16,
- * the two fp8s), else for bf16, else the default (*dflt = 1). */
-static double tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt)
+ * the two fp8s), else for bf16, else the default (*dflt = 1).  The
+ * roofline fallback on MXU/MME parts (roofline.c) takes the same figure. */
+double opm_gemm_tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt)
 {
     const double *f = hw->maps[HM_TENSOR_ACHIEVABLE];
     opm_dtype sib = dt == OPM_FP16 ? OPM_BF16 : dt == OPM_BF16 ? OPM_FP16
@@ -181,7 +182,7 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->achievable = 1;
     if (tpeak > 0) {
         h->tensor = 1;
-        h->achievable = tensor_achievable(hw, dt, &h->achievable_default);
+        h->achievable = opm_gemm_tensor_achievable(hw, dt, &h->achievable_default);
         peak = tpeak * hw->util_tensor * h->achievable;
     } else {
         /* No matrix engine for this dtype (fp32 without tf32 on NVIDIA):
@@ -689,8 +690,11 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
 {
     opm_kind kind = opm_op_kind(op);
     int rc;
-    /* Why the roofline answers instead, reported as diagnostics.fallback. */
+    /* Why the roofline answers instead, reported as diagnostics.fallback;
+     * on MXU/MME parts the second text when the tensor peak was taken at
+     * the hardware's achievable fraction (each under the 64-byte text). */
     const char *fallback = "no kernel model for this kind: roofline";
+    const char *fallback_achievable = fallback;
     if (kind != OPM_KIND_GEMM && kind != OPM_KIND_BATCHED_GEMM && kind != OPM_KIND_GROUPED_GEMM &&
         kind != OPM_KIND_CONV) {
         /* The streaming and attention kernels are CUDA/HIP grids of CTAs
@@ -701,6 +705,8 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
         if (mi == GEMM_MI_MXU || mi == GEMM_MI_MME) {
             fallback = mi == GEMM_MI_MXU ? "no MXU (systolic array) kernel model for this kind: roofline"
                                          : "no MME (matrix engine) kernel model for this kind: roofline";
+            fallback_achievable = mi == GEMM_MI_MXU ? "no MXU kernel model for this kind: achievable-rate roofline"
+                                                    : "no MME kernel model for this kind: achievable-rate roofline";
             goto roofline;
         }
         rc = kind == OPM_KIND_ATTENTION || kind == OPM_KIND_ATTENTION_PREFILL || kind == OPM_KIND_ATTENTION_DECODE
@@ -718,6 +724,8 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     if (h.mi == GEMM_MI_MXU || h.mi == GEMM_MI_MME) {
         fallback = h.mi == GEMM_MI_MXU ? "no MXU (systolic array) kernel model: roofline"
                                        : "no MME (matrix engine) kernel model: roofline";
+        fallback_achievable = h.mi == GEMM_MI_MXU ? "no MXU (systolic array) kernel model: achievable-rate roofline"
+                                                  : "no MME (matrix engine) kernel model: achievable-rate roofline";
         goto roofline;
     }
     fallback = "depthwise or degenerate conv: roofline";
@@ -851,13 +859,20 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     opm_gemm_put_findings(p, &e);
     return 0;
 
-roofline:
-    rc = opm_roofline_predict(op, hw, p, err);
+roofline:;
+    /* A part with no GPU kernel model (TPU, Gaudi) gets the roofline at
+     * what its best library GEMM sustains where that is published; a GPU's
+     * fallbacks (kinds and shapes its kernels do not cover) stay the
+     * plain roofline. */
+    int mi = hw->matrix_instruction - 1;
+    double applied = 0;
+    rc = mi == GEMM_MI_MXU || mi == GEMM_MI_MME ? opm_roofline_fallback_predict(op, hw, p, &applied, err)
+                                                : opm_roofline_predict(op, hw, p, err);
     if (!rc) {
         opm_profile_copy_name(p->model, sizeof p->model, model);
         p->fell_back = 1;
         opm_energy_cap(p, hw);
-        opm_diag_text(p, "fallback", fallback);
+        opm_diag_text(p, "fallback", applied > 0 ? fallback_achievable : fallback);
     }
     return rc;
 }

@@ -352,6 +352,10 @@ int opm_gemm_quant_terms_of(const opm_op *op, const opm_hardware *hw, gemm_quant
 /* Builds gemm_hw for the matrix dtype dt; OPM_EUNSUPPORTED when neither a
  * tensor nor a vector peak exists. */
 int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err);
+/* The fraction of the dense tensor peak for dtype dt the best library
+ * GEMM sustains (gemm_hw.achievable); *dflt = 1 when the hardware gives
+ * no figure and the value is a default. */
+double opm_gemm_tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt);
 /* Tiling, occupancy and traffic of kernel k on pb; 0 if it cannot run
  * (no CTA fits on an SM). */
 int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e);

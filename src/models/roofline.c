@@ -2,15 +2,24 @@
  * resource, each engine at its dense peak × utilization and each memory
  * level at its bandwidth × utilization, plus a fixed per-op overhead; energy
  * from the shared energy model (energy.c).
- * Every level sees each tensor once (no reuse, no re-reads). */
+ * Every level sees each tensor once (no reuse, no re-reads).  Also the
+ * kernel models' fallback on parts without a GPU kernel model (TPU MXUs,
+ * Gaudi MMEs): the same bound with the tensor peak at the hardware's
+ * published achievable fraction. */
 #include <stddef.h>
 #include <string.h>
 #include "../core/internal.h"
 #include "energy.h"
+#include "gemm_tiled.h"
 #include "models.h"
 
-int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)
+/* achievable: time the tensor engine at the hardware's own
+ * tensor_achievable_fraction for the dtype when it gives one; *applied is
+ * the fraction used (0 when none was: no figure, or no tensor work). */
+static int roofline(const opm_op *op, const opm_hardware *hw, opm_profile *p, int achievable, double *applied,
+                    opm_error *err)
 {
+    *applied = 0;
     opm_counts c;
     int rc = opm_op_count(op, &c, err);
     if (rc) return rc;
@@ -47,7 +56,18 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
         return opm_err(err, OPM_EUNSUPPORTED, "hardware",
                        "%s lists no vector peak for %s or fp32, needed for %.0f vector FLOPs",
                        opm_hardware_name(hw), opm_dtype_name(dt), vflops);
-    double t_tensor = on_tensor ? (double)c.matrix_flops / (tpeak * opm_hardware_utilization(hw, OPM_ENGINE_TENSOR)) : 0;
+    /* A fallback for a part whose kernels no model covers: what its best
+     * library GEMM sustains, when that was published (the default that
+     * stands in for it on GPUs was derived from GPUs: not applied). */
+    double frac = 1;
+    int dflt = 1;
+    if (achievable && on_tensor) {
+        double f = opm_gemm_tensor_achievable(hw, dt, &dflt);
+        if (!dflt) frac = f;
+    }
+    *applied = dflt ? 0 : frac;
+    double t_tensor =
+        on_tensor ? (double)c.matrix_flops / (tpeak * opm_hardware_utilization(hw, OPM_ENGINE_TENSOR) * frac) : 0;
     double t_vector = vflops > 0 ? vflops / (vpeak * opm_hardware_utilization(hw, OPM_ENGINE_VECTOR)) : 0;
     p->engine = on_tensor ? OPM_ENGINE_TENSOR : p->flops ? OPM_ENGINE_VECTOR : OPM_ENGINE_NONE;
     p->compute_time_s = t_tensor > t_vector ? t_tensor : t_vector;
@@ -91,5 +111,21 @@ int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *
     opm_diag_num(p, "overhead_s", p->overhead_s);
     opm_diag_num(p, "peak_flops_per_s", peak);
     if (hbm_bw > 0) opm_diag_num(p, "knee_flops_per_byte", peak / hbm_bw);
+    if (*applied > 0) {
+        opm_diag_num(p, "tensor_achievable_fraction", frac);
+        opm_diag_text_lit(p, "tensor_achievable_source", "hardware");
+    }
     return 0;
+}
+
+int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err)
+{
+    double applied;
+    return roofline(op, hw, p, 0, &applied, err);
+}
+
+int opm_roofline_fallback_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, double *applied,
+                                  opm_error *err)
+{
+    return roofline(op, hw, p, 1, applied, err);
 }

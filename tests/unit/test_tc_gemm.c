@@ -227,23 +227,71 @@ Test(tc_gemm, sustained_clock_slows_the_sm_clock_domain)
     opm_op_free(op);
 }
 
-/* TPU and Gaudi parts: the roofline, saying why, with no L2 invented. */
+/* TPU and Gaudi parts: the roofline, saying why, with no L2 invented; at
+ * the entry's achievable fraction where it publishes one (Gaudi), at the
+ * dense peak where it does not (the TPUs). */
 Test(tc_gemm, systolic_parts_fall_back_to_the_roofline)
 {
     opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"dtype\": \"bf16\"}");
     static const char *const names[] = {"tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e", "gaudi2", "gaudi3"};
     for (size_t i = 0; i < 6; i++) {
         opm_hardware *hw = builtin_hw(names[i]);
+        int dflt;
+        double f = opm_gemm_tensor_achievable(hw, OPM_BF16, &dflt);
         opm_profile r = predict_ok("roofline", op, hw);
+        cr_assert_null(diag(&r, "tensor_achievable_fraction"), "%s: the plain roofline is the dense peak", names[i]);
+        cr_assert_eq(r.bound, OPM_BOUND_COMPUTE, "%s", names[i]);
         for (int mi = 0; mi < 2; mi++) {
             opm_profile p = predict_ok(mi ? "effective_roofline" : "extended_roofline", op, hw);
-            cr_assert_float_eq(p.latency_s, r.latency_s, 1e-15, "%s", names[i]);
-            cr_assert_not_null(diag(&p, "fallback"), "%s", names[i]);
+            const opm_diag *fb = diag(&p, "fallback");
+            cr_assert_not_null(fb, "%s", names[i]);
+            if (dflt) {
+                cr_assert_float_eq(p.latency_s, r.latency_s, 1e-15, "%s", names[i]);
+                cr_assert_null(diag(&p, "tensor_achievable_fraction"), "%s", names[i]);
+                cr_assert_null(strstr(fb->text, "achievable"), "%s: %s", names[i], fb->text);
+            } else {
+                /* Exactly 1/f slower on a compute-bound GEMM. */
+                cr_assert(f > 0 && f < 1, "%s: %g", names[i], f);
+                cr_assert_float_eq(p.compute_time_s, r.compute_time_s / f, 1e-12 * r.compute_time_s, "%s", names[i]);
+                cr_assert_float_eq(p.latency_s - p.overhead_s, (r.latency_s - r.overhead_s) / f, 1e-12 * r.latency_s,
+                                   "%s", names[i]);
+                cr_assert_float_eq(diag_num(&p, "tensor_achievable_fraction"), f, 1e-15, "%s", names[i]);
+                cr_assert_str_eq(diag(&p, "tensor_achievable_source")->text, "hardware", "%s", names[i]);
+                cr_assert_str_eq(fb->text, "no MME (matrix engine) kernel model: achievable-rate roofline", "%s",
+                                 names[i]);
+            }
             for (size_t l = 0; l < p.level_count; l++)
                 cr_assert_not_null(opm_hardware_find_level(hw, p.levels[l].name), "%s: %s", names[i], p.levels[l].name);
         }
         opm_hardware_free(hw);
     }
+    /* Gaudi 3 without its fraction: the plain roofline again (no default
+     * stands in for it), and the fallback says so. */
+    opm_error err;
+    opm_hardware *g3 = builtin_hw("gaudi3"), *none = variant("gaudi3", "  tensor_achievable_fraction: {tf32: 0.5}", &err);
+    cr_assert_not_null(none, "%s", err.message);
+    opm_profile with = predict_ok("extended_roofline", op, g3), without = predict_ok("extended_roofline", op, none);
+    opm_profile plain = predict_ok("roofline", op, none);
+    cr_assert_float_eq(without.latency_s, plain.latency_s, 1e-15);
+    cr_assert_float_eq(with.compute_time_s * 0.677, without.compute_time_s, 1e-12 * without.compute_time_s);
+    cr_assert(with.latency_s > without.latency_s);
+    cr_assert_str_eq(diag(&without, "fallback")->text, "no MME (matrix engine) kernel model: roofline");
+    cr_assert_null(diag(&without, "tensor_achievable_source"));
+    /* An fp8 GEMM takes the fp8 figure; a kind with no tensor work (a
+     * copy) takes none. */
+    opm_op *f8 = op_json("{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"dtype\": \"fp8_e4m3\", "
+                         "\"out_dtype\": \"bf16\"}");
+    opm_profile p8 = predict_ok("extended_roofline", f8, g3);
+    cr_assert_float_eq(diag_num(&p8, "tensor_achievable_fraction"), 0.703, 1e-15);
+    opm_op *cp = op_json("{\"kind\": \"copy\", \"shape\": [4096, 4096], \"dtype\": \"bf16\"}");
+    opm_profile pc = predict_ok("extended_roofline", cp, g3), rc = predict_ok("roofline", cp, g3);
+    cr_assert_float_eq(pc.latency_s, rc.latency_s, 1e-15);
+    cr_assert_null(diag(&pc, "tensor_achievable_fraction"));
+    cr_assert_str_eq(diag(&pc, "fallback")->text, "no MME (matrix engine) kernel model for this kind: roofline");
+    opm_op_free(cp);
+    opm_op_free(f8);
+    opm_hardware_free(none);
+    opm_hardware_free(g3);
     /* A kind without a kernel model says so too. */
     opm_op *sm = op_json("{\"kind\": \"moe_dispatch\", \"tokens\": 4096, \"hidden\": 4096, \"top_k\": 2, "
                          "\"experts\": 8, \"dtype\": \"bf16\"}");
