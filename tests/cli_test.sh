@@ -1633,6 +1633,28 @@ sys.exit(0 if ok else 1)
 PY
 report $? "GEMM on gaudi3: the fallback at the entry's achievable fraction (1/f slower); tpu_v6e: the plain roofline" \
     "gaudi3 $(latency "$T/fb_gaudi3.json") roofline $(latency "$T/rf_gaudi3.json")"
+# tools/gemm_small_m_study.py: the line t = a + b * k through the few-row rows of
+# the hole shapes, and per shape the m on it and the m * n * k either side.
+HDR='hardware,dtype,batch,m,n,k,group,measured_us'
+{
+    echo "$HDR"
+    for m in 2 3; do
+        echo "h,bf16,1,$m,32,2048,h|s:g,10.192"; echo "h,bf16,1,$m,32,3584,h|s:g,16.336"; echo "h,bf16,1,$m,64,1536,h|s:g,8.144"
+    done
+    echo "h,bf16,1,2,64,5120,h|s:g,22.48"; echo "h,bf16,1,8,64,5120,h|s:g,4.5"; echo "h,bf16,1,1,64,5120,h|s:g,3.0"
+    echo "h,fp16,1,2,64,5120,h|s:g,4.5"
+} > "$T/sms.csv"
+run python3 tools/gemm_small_m_study.py "$T/sms.csv" --hardware h
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+[ -z "$why" ] && ! grep -q '^h bf16: t = 2.00 us + 4.000 ns \* k over 6 rows' "$T/out" && why="expected the line 2 us + 4 ns * k over 6 rows"
+[ -z "$why" ] && ! grep -q 'n=64    k=5120   on m=2  max mnk on 655360  min mnk off 2621440' "$T/out" && why="n = 64, k = 5120: m = 2 on, m = 8 off"
+[ -z "$why" ] && ! grep -q '^rows on the line: 7 of 8 few-row rows' "$T/out" && why="expected 7 of 8 rows on the line (m = 1 and fp16 left out)"
+[ -z "$why" ]
+report $? "gemm_small_m_study.py: the unsplit line and the m * n * k either side of it" "$why"
+run python3 tools/gemm_small_m_study.py "$T/sms.csv" --hardware nope
+[ "$RC" -ne 0 ] && [ ! -s "$T/out" ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q 'no few-row rows' "$T/err"
+report $? "gemm_small_m_study.py without rows of the hardware: one line, nonzero exit" "$(first_err)"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

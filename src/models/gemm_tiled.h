@@ -98,6 +98,12 @@ typedef struct gemm_hw {
     double l2_bw;                /* bytes/s, whole L2 */
     double l2_port_sm;           /* bytes/s one SM can pull from L2 */
     double l2_size;
+    /* L2 partitions (the level's `partitions`, 1 when it gives none).
+     * Output stores are absorbed by an unpartitioned L2 only: measured on
+     * the two-partition A100 and H100/H200, outputs that fit one
+     * partition's share still drain at the DRAM write rate
+     * (docs/gemm_models.md, "Output stores on a partitioned L2"). */
+    double l2_parts;
     /* L2 bytes one kernel's operands, warm inputs and absorbed stores may
      * occupy: L2_USABLE of it on SIMT paths (the fitted rule), one
      * partition's share on tensor paths when the level gives its
@@ -177,8 +183,9 @@ typedef struct gemm_eval {
      * operand's bytes, or its activations' time where that is longer. */
     double dram_acts, dram_read_eq;
     int act_bound;                       /* activations lengthen some kernel's DRAM reads */
-    /* The output fits the usable L2: the write-back L2 absorbs its stores
-     * during the kernel (tensor-core kernels). */
+    /* The output fits the usable L2 and the L2 is not partitioned: the
+     * write-back L2 absorbs its stores during the kernel (tensor-core
+     * kernels). */
     int stores_in_l2;
     double t_compute, t_smem, t_l2, t_dram, t_latency;  /* summed over waves */
     double t_prologue, t_epilogue, t_reduce;

@@ -629,6 +629,30 @@ Test(tc_gemm, l2_partitions)
     opm_hardware_free(h100);
 }
 
+/* Output stores on a partitioned L2 drain to DRAM even when the output
+ * fits one partition's share (measured on A100 and H100/H200); an
+ * unpartitioned L2 of the same size absorbs them, so the same GEMM is
+ * faster there, and on the partitioned one it takes at least the output's
+ * DRAM write time. */
+Test(tc_gemm, partitioned_l2_does_not_absorb_stores)
+{
+    opm_hardware *two = builtin_hw("h100_sxm"), *one = builtin_hw_with_l2("h100_sxm", 0, 1);
+    cr_assert_eq(opm_hardware_find_level(two, "l2")->partitions, 2);
+    /* 2048 x 4096 bf16 = 16 MiB of output, under the 25 MiB half; K = 32. */
+    opm_op *op = op_json("{\"kind\": \"gemm\", \"m\": 2048, \"n\": 4096, \"k\": 32, \"dtype\": \"bf16\"}");
+    const opm_memory_level *hbm = opm_hardware_find_level(two, "hbm");
+    double write_s = 2048.0 * 4096 * 2 / (hbm->bandwidth_bytes_per_s * hbm->utilization * DRAM_WRITE_EFF);
+    for (int e = 0; e < 2; e++) {
+        const char *model = e ? "effective_roofline" : "extended_roofline";
+        opm_profile p2 = predict_ok(model, op, two), p1 = predict_ok(model, op, one);
+        cr_assert_gt(p2.latency_s, p1.latency_s * 1.1, "%s: %g vs %g", model, p2.latency_s, p1.latency_s);
+        cr_assert_geq(p2.latency_s, write_s, "%s: %g vs %g", model, p2.latency_s, write_s);
+    }
+    opm_op_free(op);
+    opm_hardware_free(one);
+    opm_hardware_free(two);
+}
+
 /* fp8 with 1x128 / 128x128 block scales (aiter's and DeepSeek's layout),
  * or with the depth `bk` for both. */
 static opm_op *block_gemm(int m, int n, int k, int bk, const char *phase)
