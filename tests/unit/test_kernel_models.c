@@ -5,6 +5,7 @@
  * the diagnostics they report, and the fallback where no kernel model
  * applies. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "testutil.h"
@@ -267,6 +268,45 @@ Test(kernel_models, embedding_is_an_index_select_chain)
     opm_profile s = run("extended_roofline", EMB(4, 4096), "h100_sxm");
     cr_assert_eq(diag_num(&s, "ctas"), 32);
     cr_assert(s.latency_s < p.latency_s);
+}
+
+#define GATED(tokens, width) \
+    "{\"kind\": \"elementwise\", \"op\": \"silu_mul\", \"shape\": [" #tokens ", " #width "], \"dtype\": \"fp16\", \"vector_bytes\": 2}"
+
+Test(kernel_models, gated_activations_keep_both_halves_in_flight)
+{
+    /* act_and_mul loads x and its gate before it uses either: two loads
+     * per thread in flight, where a norm's loop keeps one. */
+    opm_profile g = run("extended_roofline", GATED(4096, 28672), "h100_sxm");
+    cr_assert_str_eq(opm_profile_diag(&g, "kernel")->text, "row_gated");
+    cr_assert_eq(diag_num(&g, "loads_per_thread"), 2);
+    opm_profile n = run("extended_roofline", NORM("rmsnorm", 4096, 14336, ", \"vector_bytes\": 2"), "h100_sxm");
+    cr_assert_eq(diag_num(&n, "loads_per_thread"), 1);
+    /* Same rows, same threads (1024), same first-pass bytes per row
+     * (14336 fp16 elements): with twice the loads in flight the gated
+     * kernel's chain is the shorter, though it also waits on its stores. */
+    cr_assert_lt(diag_num(&g, "chain_time_s"), diag_num(&n, "chain_time_s"));
+}
+
+Test(kernel_models, chain_and_stream_meet_at_a_soft_knee)
+{
+    /* Where the latency chain and the DRAM stream are both near the time,
+     * the kernel is slower than either bound alone: the DRAM's queues
+     * lengthen every load.  Far from the knee the larger bound sets it. */
+    opm_profile g = run("extended_roofline", GATED(4096, 28672), "h100_sxm");
+    double chain = diag_num(&g, "chain_time_s"), mem = diag_num(&g, "memory_time_s");
+    double stream = g.latency_s - diag_num(&g, "overhead_s");
+    cr_assert_gt(mem, chain);
+    cr_assert_gt(mem, diag_num(&g, "dram_time_s"));
+    cr_assert(fabs(stream - mem) <= 1e-12 + 1e-9 * mem, "body %g knee %g", stream, mem);
+    double lo = chain > diag_num(&g, "dram_time_s") ? chain : diag_num(&g, "dram_time_s");
+    cr_assert_lt(mem, 1.5 * lo, "knee %g bounds %g", mem, lo);
+    /* An index_select chain is far above its DRAM stream: the knee adds
+     * next to nothing there. */
+    opm_profile e = run("extended_roofline", EMB(8192, 4096), "h100_sxm");
+    double ec = diag_num(&e, "chain_time_s"), em = diag_num(&e, "memory_time_s");
+    cr_assert(em >= ec && em < 1.05 * ec, "knee %g chain %g", em, ec);
+    cr_assert_str_eq(opm_profile_diag(&e, "limiting_resource")->text, "latency");
 }
 
 /* vLLM's fp8 quantise (a row kernel of up to 1024 threads), the kernel the
