@@ -164,8 +164,6 @@ enum { H_TM, H_TN, H_TK, H_WM, H_WN, H_MMA_M, H_MMA_N, H_MMA_K, H_STAGES, H_WARP
 static const char *const hint_keys[H_COUNT] = {
     "cta_tile_m", "cta_tile_n", "cta_tile_k", "warp_tile_m", "warp_tile_n", "mma_m", "mma_n", "mma_k",
     "pipeline_stages", "warps_per_cta", "registers_per_thread", "split_k"};
-/* The longest hint key (registers_per_thread). */
-#define HINT_KEY_MAX 20
 
 /* Largest accepted value of each hint (H_*): beyond these no kernel exists
  * on any device we describe, and the tile arithmetic would leave int. */
@@ -179,29 +177,14 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
     size_t na = opm_op_attr_count(op);
     for (size_t i = 0; i < na; i++) {
         const char *key = opm_op_attr_key(op, i);
-        if (key[0] != 'c' && key[0] != 'w' && key[0] != 'm' && key[0] != 'p' && key[0] != 'r' && key[0] != 's')
-            continue;
-        /* The length and last byte single out the one candidate (cta_tile_m,
-         * _n and _k differ only there), which strcmp then confirms: one
-         * compare per hint, not one per key of the table. */
-        size_t len = 0;
-        while (len <= HINT_KEY_MAX && key[len]) len++;
-        char last = len ? key[len - 1] : 0;
-        int j = -1;
-        switch (len) {
-        case 5: j = last == 'm' ? H_MMA_M : last == 'n' ? H_MMA_N : last == 'k' ? H_MMA_K : -1; break;
-        case 7: j = H_SPLIT; break;
-        case 10: j = last == 'm' ? H_TM : last == 'n' ? H_TN : last == 'k' ? H_TK : -1; break;
-        case 11: j = last == 'm' ? H_WM : last == 'n' ? H_WN : -1; break;
-        case 13: j = H_WARPS; break;
-        case 15: j = H_STAGES; break;
-        case 20: j = H_REGS; break;
-        default: break;
-        }
-        if (j >= 0 && strcmp(key, hint_keys[j]) == 0) {
-            has[j] = any = 1;
-            v[j] = opm_op_attr_int_at(op, i, 0);
-        }
+        /* The table's keys, first byte first: a strcmp only for the few
+         * keys that share it. */
+        for (int j = 0; j < H_COUNT; j++)
+            if (key[0] == hint_keys[j][0] && strcmp(key, hint_keys[j]) == 0) {
+                has[j] = any = 1;
+                v[j] = opm_op_attr_int_at(op, i, 0);
+                break;
+            }
     }
     if (!any) return 0;
     for (int j = 0; j < H_COUNT; j++) {
