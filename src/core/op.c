@@ -313,7 +313,8 @@ int opm_op_set_string(opm_op *op, const char *key, const char *value, opm_error 
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_STRING;
     if (!(a->s = dupstr(value))) {
-        op->n_attrs--;
+        /* Not set: its slot goes, new or reused (slot freed the old value). */
+        opm_op_unset_at(op, (size_t)(a - op->attrs));
         return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     }
     return recount_if_kept(op, had);
@@ -328,7 +329,7 @@ int opm_op_set_ints(opm_op *op, const char *key, const int64_t *values, size_t c
     a->type = OPM_ATTR_INTS;
     a->ints = malloc((count ? count : 1) * sizeof *values);
     if (!a->ints) {
-        op->n_attrs--;
+        opm_op_unset_at(op, (size_t)(a - op->attrs)); /* as in opm_op_set_string */
         return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     }
     if (count) memcpy(a->ints, values, count * sizeof *values);
