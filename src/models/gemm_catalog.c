@@ -89,6 +89,13 @@ static const cat_entry mfma_cat[] = {
     {128, 128, 64, 64, 64, 4, 0, 1},   {128, 64, 64, 64, 32, 4, 0, 1},   {64, 128, 64, 32, 64, 4, 0, 1},
     {64, 64, 64, 32, 32, 4, 0, 1},     {256, 64, 64, 128, 32, 4, 0, 1},  {64, 256, 64, 32, 128, 4, 0, 1},
 };
+/* The largest catalog (opm_gemm_choose builds its kernels on the stack). */
+#define CAT_MAX 16
+#define CAT_FITS(c) (sizeof c / sizeof c[0] <= CAT_MAX)
+_Static_assert(CAT_FITS(simt_cat) && CAT_FITS(tensor_cat) && CAT_FITS(wgmma_cat) && CAT_FITS(tcgen05_cat) &&
+                   CAT_FITS(mfma_cat),
+               "every catalog fits CAT_MAX");
+#undef CAT_FITS
 
 /* Stages of a persistent warp-specialised kernel (Hopper, Blackwell): as
  * many K tiles of stage_bytes as fill the shared memory left after a
@@ -369,6 +376,10 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
     default: CAT(tensor_cat); break;
     }
 #undef CAT
+    /* The catalog's kernels for this problem, built once for the passes
+     * below. */
+    gemm_kernel ks[CAT_MAX];
+    for (size_t i = 0; i < n; i++) from_entry(&cat[i], pb, h, &ks[i]);
     /* Warp-level MMA libraries (cuBLAS's Ampere/Ada heuristics) do not run
      * a tile smaller than the largest one that still gives every SM a
      * tile, though a per-SM timing of several small co-resident CTAs calls
@@ -377,15 +388,15 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
     double min_area = 0;
     if (h->mi == GEMM_MI_MMA_SYNC && h->tensor && !fixed_split)
         for (size_t i = 0; i < n; i++) {
-            from_entry(&cat[i], pb, h, &k);
-            double tiles = pb->batch * opm_gemm_tile_rows(pb, k.tm) * ceil(pb->n / k.tn);
-            if (tiles >= h->num_sms && (double)k.tm * k.tn > min_area) min_area = (double)k.tm * k.tn;
+            const gemm_kernel *ki = &ks[i];
+            double tiles = pb->batch * opm_gemm_tile_rows(pb, ki->tm) * ceil(pb->n / ki->tn);
+            if (tiles >= h->num_sms && (double)ki->tm * ki->tn > min_area) min_area = (double)ki->tm * ki->tn;
         }
     int found = 0;
     /* Pass 1 (the whole catalog) only when no large tile fits an SM. */
     for (int pass = 0; pass < 2 && !found; pass++) {
         for (size_t i = 0; i < n; i++) {
-            from_entry(&cat[i], pb, h, &k);
+            k = ks[i];
             if (pass == 0 && (double)k.tm * k.tn < min_area) continue;
             if (!fixed_split) {
                 split_k_sweep(pb, h, wave, k, 1, 0, best, &found);
