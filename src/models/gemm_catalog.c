@@ -258,16 +258,6 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
     return 1;
 }
 
-/* Kernel k at split-K s0, 2·s0, … up to 32: split-K only pays when the
- * output tiles leave SMs idle, and each split keeps at least 4 K
- * iterations.  Block-scaled MFMA kernels (CK's ab_scale GEMMs, which
- * aiter's tuner splits) take aiter's own bounds instead
- * (compute_gemm_SplitK, aiter/ops/gemm_op_a8w8.py): no more splits than
- * CUs per output tile, and splits × K tile < 2K, so a split may hold a
- * single K tile.  Every configuration that runs replaces *best when faster
- * (or when none was *found yet). */
-/* Times the kernel set up in e and keeps it in *best when faster (or the
- * first found). */
 /* The selection score of a timed kernel: its time, its energy (the
  * energy model's terms for this kernel's executed FLOPs and traffic, idle
  * power over its time) or their product. */
@@ -282,6 +272,8 @@ static double score(const gemm_hw *h, const gemm_eval *e)
     return h->objective == 1 ? j : j * t;
 }
 
+/* Times the kernel set up in e and keeps it in *best when it scores
+ * lower (or is the first found). */
 static void time_and_keep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_eval *e, gemm_eval *best,
                           int *found)
 {
@@ -310,6 +302,14 @@ static int setup_oversubscribed(const gemm_problem *pb, const gemm_hw *h, const 
     return 1;
 }
 
+/* Kernel k at split-K s0, 2·s0, … up to 32: split-K only pays when the
+ * output tiles leave SMs idle, and each split keeps at least 4 K
+ * iterations.  Block-scaled MFMA kernels (CK's ab_scale GEMMs, which
+ * aiter's tuner splits) take aiter's own bounds instead
+ * (compute_gemm_SplitK, aiter/ops/gemm_op_a8w8.py): no more splits than
+ * CUs per output tile, and splits × K tile < 2K, so a split may hold a
+ * single K tile.  Every configuration that runs replaces *best when it
+ * scores lower (or when none was *found yet). */
 static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_kernel k, int s0,
                           int oversubscribed, gemm_eval *best, int *found)
 {
