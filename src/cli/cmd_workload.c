@@ -42,7 +42,7 @@ static const char workload_help[] =
 
 static const char artifact_help[] =
     "usage: opmodel validate-artifact [--data-dir DIR] [--model M] [--output-csv F] [--output-plot F.svg]\n"
-    "                                 [--as-listed] [--format table|json]\n"
+    "                                 [--as-listed] [--no-harness-startup] [--format table|json]\n"
     "\n"
     "Scores whole-workload predictions on the EnergAIzer end-to-end runs (DIR, default data/energaizer:\n"
     "measurements/<hardware>*_e2e.csv, workloads/all/*.json, workloads/dvfs/*.json).  Each run is\n"
@@ -53,16 +53,20 @@ static const char artifact_help[] =
     "calibrated and uncalibrated (default host), overall, by hardware, by measurement file, by model\n"
     "family and by clock (contract §5 keys), and the runs left unmatched or out of memory.  Kernel lists\n"
     "get the kernels their model's architecture runs and the list leaves out (see `opmodel workload\n"
-    "--help`) unless --as-listed.\n"
+    "--help`) unless --as-listed.  A run's time is the artifact harness's sampling window divided by\n"
+    "its iterations (_iter{n}), and the window holds the harness's start-up: each prediction adds\n"
+    "start-up / n, idle, the start-up measured per file on its unmatched runs (n x time - 30 s - time/2,\n"
+    "median); unless --no-harness-startup.\n"
     "\n"
     "  --data-dir DIR     the artifact folder (default data/energaizer)\n"
     "  --model M          per-op model (default extended_roofline)\n"
     "  --output-csv F     one row per run: file,workload,hardware,family,clock_mhz,avg_freq_mhz,status,\n"
     "                     measured_time_s,predicted_time_s,uncalibrated_time_s,measured_energy_j,\n"
-    "                     predicted_energy_j,uncalibrated_energy_j,predicted_device_time_s\n"
+    "                     predicted_energy_j,uncalibrated_energy_j,predicted_device_time_s,iterations\n"
     "  --output-plot F    SVG: predicted vs measured time and energy (log-log, a colour per hardware,\n"
     "                     y = x and a ±10%% band) and per-family predicted/measured bars\n"
     "  --as-listed        score the kernel lists as shipped (no implied kernels)\n"
+    "  --no-harness-startup  predict the iterations alone, without the harness start-up's share\n"
     "  --format table|json  the report (default table)\n"
     "\n"
     "Exit status: 0 ok, 2 usage or input error.\n";
@@ -322,6 +326,20 @@ static void artifact_json(strbuf *b, const art_result *r)
     }
     sb_puts(b, "}, \"default_launch_interval_s\": ");
     sb_num(b, r->default_interval_s);
+    sb_printf(b, ",\n  \"harness_startup\": %s, \"harness_startup_s\": {", r->no_harness ? "false" : "true");
+    for (size_t f = 0; f < r->n_files; f++) {
+        sb_puts(b, f ? ", " : "");
+        sb_json_string(b, r->files[f]);
+        sb_puts(b, ": ");
+        sb_num(b, r->startup_s[f]);
+    }
+    sb_puts(b, "}, \"harness_startup_runs\": {");
+    for (size_t f = 0; f < r->n_files; f++) {
+        sb_puts(b, f ? ", " : "");
+        sb_json_string(b, r->files[f]);
+        sb_printf(b, ": %zu", r->startup_runs[f]);
+    }
+    sb_putc(b, '}');
     sb_puts(b, ",\n  \"overall\": ");
     json_stats3(b, &r->overall);
     json_map3(b, "by_hardware", r->hw_names, r->by_hw, r->n_hw);
@@ -397,6 +415,10 @@ static void artifact_table(strbuf *b, const art_result *r)
               (unsigned long long)r->implied_kernels);
     sb_printf(b, "launch interval: default %.2f us;", r->default_interval_s * 1e6);
     for (size_t h = 0; h < r->n_hw; h++) sb_printf(b, " %s %.2f us", r->hw_names[h], r->launch_interval_s[h] * 1e6);
+    sb_printf(b, "\nharness start-up%s:",
+              r->no_harness ? " (measured, not added: --no-harness-startup)" : " (added as start-up / iterations)");
+    for (size_t f = 0; f < r->n_files; f++)
+        sb_printf(b, " %s %.3f s (%zu runs)", r->files[f], r->startup_s[f], r->startup_runs[f]);
     const char *hdr = "%-34s %5s %9s %9s %9s %8s %8s\n";
     sb_printf(b, "\n\nuncalibrated (default host interval)\n");
     sb_printf(b, hdr, "", "runs", "time%", "energy%", "power%", "t-ratio", "e-ratio");
@@ -430,7 +452,8 @@ static void artifact_table(strbuf *b, const art_result *r)
 static void artifact_csv(strbuf *b, const art_result *r)
 {
     sb_puts(b, "file,workload,hardware,family,clock_mhz,avg_freq_mhz,status,measured_time_s,predicted_time_s,"
-               "uncalibrated_time_s,measured_energy_j,predicted_energy_j,uncalibrated_energy_j,predicted_device_time_s\n");
+               "uncalibrated_time_s,measured_energy_j,predicted_energy_j,uncalibrated_energy_j,predicted_device_time_s,"
+               "iterations\n");
     for (size_t i = 0; i < r->n_runs; i++) {
         const art_run *u = &r->runs[i];
         sb_csv_field(b, r->files[u->file]);
@@ -447,7 +470,7 @@ static void artifact_csv(strbuf *b, const art_result *r)
         else sb_puts(b, ",");
         sb_putc(b, ',');
         if (u->workload >= 0 && u->status != ART_UNMATCHED) sb_printf(b, "%.9g", u->device_s);
-        sb_putc(b, '\n');
+        sb_printf(b, ",%ld\n", u->iterations);
     }
 }
 
@@ -573,11 +596,15 @@ int cmd_validate_artifact(int argc, char **argv)
         return EXIT_OK;
     }
     const char *dir = "data/energaizer", *model = "extended_roofline", *fmt = "table", *csv = NULL, *svg = NULL;
-    int as_listed = 0;
+    unsigned flags = 0;
     for (int i = 1; i < argc; i++) {
         const char *v;
         if (!strcmp(argv[i], "--as-listed")) {
-            as_listed = 1;
+            flags |= ART_AS_LISTED;
+            continue;
+        }
+        if (!strcmp(argv[i], "--no-harness-startup")) {
+            flags |= ART_NO_HARNESS;
             continue;
         }
         if ((v = cli_opt_value(argc, argv, &i, "--data-dir"))) dir = v;
@@ -592,7 +619,7 @@ int cmd_validate_artifact(int argc, char **argv)
         return cli_usage("validate-artifact: --format: expected table or json, got '%s'", fmt);
     art_result r;
     opm_error err;
-    int rc = art_run_all(&r, dir, model, as_listed, &err);
+    int rc = art_run_all(&r, dir, model, flags, &err);
     if (rc) {
         art_free(&r);
         return cli_fail(&err);

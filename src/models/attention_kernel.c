@@ -172,6 +172,7 @@ typedef struct attn_rates {
     double mma_flops_s, vec_ops_s, sfu_ops_s, port_bytes_s;
     double lat_dram, lat_l2;
     int overlap;                 /* softmax overlaps the MMAs (FA3) */
+    double overlap_loss;         /* share of the shorter of MMA and softmax left exposed */
     double tile_n;
 } attn_rates;
 
@@ -255,7 +256,7 @@ static double block_time(const attn_k *a, const attn_rates *r, double tile_rows)
 {
     double t_mma, t_soft, t_load;
     block_times(a, r, tile_rows, &t_mma, &t_soft, &t_load);
-    return r->overlap ? maxd(maxd(t_mma, t_soft) + FA3_OVERLAP_LOSS * mind(t_mma, t_soft), t_load)
+    return r->overlap ? maxd(maxd(t_mma, t_soft) + r->overlap_loss * mind(t_mma, t_soft), t_load)
                       : maxd(t_mma + t_soft, t_load);
 }
 
@@ -721,6 +722,12 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     const char *lib = opm_op_get_string(op, "attention_kernel", NULL);
     int fa3 = lib ? !strcmp(lib, "flash_attention_3") : wgmma;
     r.overlap = fa3 && wgmma;
+    /* tcgen05 MMAs are asynchronous: one thread issues them and they
+     * accumulate in tensor memory, so the softmax warps run beside them
+     * without the register hand-off that FA3's warpgroup ping-pong loses
+     * on Hopper (FlashAttention-4, Zadouri et al. 2026: "fully
+     * asynchronous MMA operations"; CUTLASS tcgen05 documentation). */
+    r.overlap_loss = h.mi == GEMM_MI_TCGEN05 ? 0 : FA3_OVERLAP_LOSS;
     r.tile_n = a.dqk <= 64 ? 128 : a.dqk <= 128 ? (r.overlap ? 128 : 64) : 64;
     double tm = a.dqk > 128 ? 64 : TILE_M;
     if (r.overlap) {

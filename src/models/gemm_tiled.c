@@ -148,6 +148,10 @@ static double tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt)
     double eight = dt == OPM_FP8_E4M3 || dt == OPM_FP8_E5M2 || dt == OPM_INT8 ? EIGHT_BIT_ACHIEVABLE_RATIO : 1;
     if (f[OPM_BF16] > 0) return f[OPM_BF16] * eight;
     *dflt = 1;
+    /* CDNA parts sit further below their peak than NVIDIA's under the
+     * power limit (their peaks are quoted at the top engine clock), so an
+     * MFMA part takes the CDNA default. */
+    if (hw->matrix_instruction - 1 == GEMM_MI_MFMA) return OPM_TENSOR_ACHIEVABLE_DEFAULT_MFMA * eight;
     return OPM_TENSOR_ACHIEVABLE_DEFAULT * eight;
 }
 
@@ -689,6 +693,16 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     const char *fallback = "no kernel model for this kind: roofline";
     if (kind != OPM_KIND_GEMM && kind != OPM_KIND_BATCHED_GEMM && kind != OPM_KIND_GROUPED_GEMM &&
         kind != OPM_KIND_CONV) {
+        /* The streaming and attention kernels are CUDA/HIP grids of CTAs
+         * on SMs: a systolic-array or matrix-engine part gets the roofline
+         * (its DMA and vector units have no such model), not a GPU grid on
+         * an fp32 peak it does not list. */
+        int mi = hw->matrix_instruction - 1;
+        if (mi == GEMM_MI_MXU || mi == GEMM_MI_MME) {
+            fallback = mi == GEMM_MI_MXU ? "no MXU (systolic array) kernel model for this kind: roofline"
+                                         : "no MME (matrix engine) kernel model for this kind: roofline";
+            goto roofline;
+        }
         rc = kind == OPM_KIND_ATTENTION || kind == OPM_KIND_ATTENTION_PREFILL || kind == OPM_KIND_ATTENTION_DECODE
                  ? opm_attention_kernel_predict(op, hw, p, model, err)
                  : opm_stream_predict(op, hw, p, model, err);

@@ -204,6 +204,14 @@ typedef struct gemm_eval {
  * the median of the published maximum-achievable-matmul measurements
  * (docs/gemm_models.md, "Achievable tensor rate"). */
 #define OPM_TENSOR_ACHIEVABLE_DEFAULT 0.8
+/* The same default for MFMA (CDNA) hardware: the median of the three CDNA
+ * entries' published 16-bit fractions (MI250X 0.768 one GCD, Bekman's
+ * table; MI300X 0.542 and MI325X 0.636, AMD's MAF/TAF blogs).  Each left
+ * out in turn: 0.589 (MI250X out), 0.702 (MI300X out), 0.655 (MI325X out).
+ * Bounded [0.4, 1].  It reaches only MFMA entries without a fraction of
+ * their own (MI350X, MI355X), which no measured row covers
+ * (docs/gemm_models.md, "Held-out public figures"). */
+#define OPM_TENSOR_ACHIEVABLE_DEFAULT_MFMA 0.636
 /* An 8-bit (fp8, int8) achievable fraction over the 16-bit one of the same
  * GPU, for hardware that measures only the 16-bit one: the median of the
  * three published pairs (H100 SXM 0.709 / 0.803 = 0.883, MI300X 0.487 /

@@ -16,6 +16,15 @@
 #define ART_CAL_RUNS 4
 /* The launch interval is searched in [0, ART_MAX_INTERVAL_S]. */
 #define ART_MAX_INTERVAL_S 200e-6
+/* The artifact's harness (test/code/run_model.py) runs ceil(30 s / t1)
+ * iterations, t1 one timed iteration, and divides the power-sampling window
+ * by that count (parse_result.py); the window also holds the start-up of
+ * the process that runs them.  See artifact.c. */
+#define ART_HARNESS_WINDOW_S 30.0
+
+/* art_run_all flags. */
+#define ART_AS_LISTED 1u        /* kernel lists without their implied kernels */
+#define ART_NO_HARNESS 2u       /* score per-iteration time alone, no start-up share */
 
 typedef enum art_status {
     ART_SCORED,            /* matched, predicted, scored */
@@ -30,6 +39,7 @@ typedef struct art_run {
     uint32_t hw;           /* hardware index */
     uint32_t family;       /* index into families */
     int clock_mhz;         /* nominal clock from the name */
+    long iterations;       /* _iter{n} of the name: what the window was divided by; 0 none */
     double avg_freq_mhz;
     double time_s, energy_j;
     long workload;         /* index into workloads, -1 unmatched */
@@ -50,6 +60,7 @@ typedef struct art_stats3 {
 typedef struct art_result {
     const char *model;
     int as_listed;               /* kernel lists read without implied kernels */
+    int no_harness;              /* ART_NO_HARNESS */
     uint64_t implied_kernels;    /* implied kernels over all lists read */
     char data_dir[4096];
     size_t n_runs, runs_matched, calibration_runs, runs_oom;
@@ -59,6 +70,10 @@ typedef struct art_result {
     char **hw_names;       /* built-in hardware per file's hardware index */
     size_t n_hw;
     double *launch_interval_s;   /* per hardware, calibrated */
+    /* Per measurement file: the harness start-up in its window (s) and the
+     * unscored runs that measured it. */
+    double *startup_s;
+    size_t *startup_runs;
     double default_interval_s;
     char **families;
     size_t n_families;
@@ -78,10 +93,11 @@ typedef struct art_result {
 } art_result;
 
 /* Runs the validation; the result is freed with art_free whatever this
- * returns.  model NULL: extended_roofline.  as_listed: the kernel lists as
- * shipped, without the kernels their model's architecture implies
- * (opm_workload_set_implied_kernels). */
-int art_run_all(art_result *r, const char *data_dir, const char *model, int as_listed, opm_error *err);
+ * returns.  model NULL: extended_roofline.  flags: ART_AS_LISTED, the kernel
+ * lists as shipped, without the kernels their model's architecture implies
+ * (opm_workload_set_implied_kernels); ART_NO_HARNESS, predictions without
+ * the harness start-up's share of the window. */
+int art_run_all(art_result *r, const char *data_dir, const char *model, unsigned flags, opm_error *err);
 void art_free(art_result *r);
 
 #endif

@@ -489,3 +489,52 @@ Test(artifact, out_of_memory_run_is_not_scored)
     cr_assert_eq(r.overall.time.n, 0);
     art_free(&r);
 }
+
+/* The harness start-up: measured on the unmatched runs (n x time - 30 s -
+ * time / 2, median), added to each prediction as start-up / n, idle; not to
+ * a run whose name states no iteration count; ART_NO_HARNESS leaves it out. */
+Test(artifact, harness_startup_share)
+{
+    char dir[256], p[512];
+    tmp_dir(dir, sizeof dir, "artifact_harness");
+    const char *sub[] = {"measurements", "workloads", "workloads/all"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, sub[i]);
+        cr_assert_eq(mkdir(p, 0755), 0);
+    }
+    write(dir, "workloads/all/gpt2model_gpt2_pbf16_b1_s128_modeprefill.json",
+          "[[{\"batch\":1,\"dimM\":128,\"dimN\":1024,\"dimK\":1024,\"precM\":\"bf16\",\"precA\":\"bf16\","
+          "\"useTensorCore\":true},[\"gemm\",\"tc\",\"bf16_bf16\"]]]");
+    write(dir, "workloads/all/gpt2model_gpt2_pbf16_b2_s128_modeprefill.json",
+          "[[{\"dim\":4096,\"op\":\"relu\",\"prec\":\"bf16\"},[\"elementwise\"]]]");
+    /* Unmatched (fp32: no list): 31.0, 31.2 and 30.9 s windows over 1000
+     * iterations: start-ups 0.9845, 1.1844, 0.88455 s; the median 0.9845. */
+    write(dir, "measurements/a10_e2e.csv", "workload,energy,time,avg_freq,temp\n"
+          "gpt2model_gpt2_pfp32_b1_s128_modeprefill_attneager_freq900_iter1000.csv,1,31.0,900,50\n"
+          "gpt2model_gpt2_pfp32_b2_s128_modeprefill_attneager_freq900_iter1000.csv,1,31.2,900,50\n"
+          "gpt2model_gpt2_pfp32_b4_s128_modeprefill_attneager_freq900_iter1000.csv,1,30.9,900,50\n"
+          "gpt2model_gpt2_pbf16_b1_s128_modeprefill_attneager_freq900_iter500.csv,1,0.06,900,50\n"
+          "gpt2model_gpt2_pbf16_b2_s128_modeprefill_attneager_freq900.csv,1,0.06,900,50\n");
+    art_result a, b;
+    opm_error err;
+    cr_assert_eq(art_run_all(&a, dir, NULL, 0, &err), 0, "%s", err.message);
+    cr_assert_eq(art_run_all(&b, dir, NULL, ART_NO_HARNESS, &err), 0, "%s", err.message);
+    cr_assert_eq(a.n_files, 1);
+    cr_assert_eq(a.startup_runs[0], 3);
+    cr_assert_float_eq(a.startup_s[0], 0.9845, 1e-9);
+    cr_assert_float_eq(b.startup_s[0], 0.9845, 1e-9, "measured either way, added only without ART_NO_HARNESS");
+    int seen = 0;
+    for (size_t i = 0; i < a.n_runs; i++) {
+        const art_run *u = &a.runs[i], *v = &b.runs[i];
+        if (u->status != ART_SCORED && u->status != ART_CALIBRATION) continue;
+        double share = u->iterations > 0 ? 0.9845 / (double)u->iterations : 0;
+        cr_assert_float_eq(u->unc_time_s - v->unc_time_s, share, 1e-12, "%s", u->name);
+        cr_assert_float_eq(u->unc_energy_j - v->unc_energy_j, u->idle_w * share, 1e-12, "%s", u->name);
+        cr_assert(u->idle_w > 0);
+        seen += u->iterations == 500;
+        seen += 2 * (u->iterations == 0);
+    }
+    cr_assert_eq(seen, 3, "the run with _iter500 and the one without an iteration count");
+    art_free(&a);
+    art_free(&b);
+}
