@@ -572,15 +572,26 @@ static inline int splits_by_wave_efficiency(double ctas, double sms, double nblk
 {
     int smax = (int)mind(mind(cap, sms), nblk);
     /* In single precision, as the libraries compute it; no efficiency
-     * exceeds a whole last wave's 1. */
+     * exceeds a whole last wave's 1.  Blocks per split carry over from
+     * one count to the next (each is computed once per pass). */
     float best = 0, t = (float)ctas, n = (float)sms;
+    double per = 0;
     for (int s = 1; s <= smax && best < 1; s++) {
-        if (eligible_only && s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
+        if (eligible_only) {
+            double prev = per;
+            per = ceil(nblk / s);
+            if (s > 1 && per == prev) continue;
+        }
         float w = t * (float)s / n;
         if (w / ceilf(w) > best) best = w / ceilf(w);
     }
+    per = 0;
     for (int s = 1; s <= smax; s++) {
-        if (eligible_only && s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
+        if (eligible_only) {
+            double prev = per;
+            per = ceil(nblk / s);
+            if (s > 1 && per == prev) continue;
+        }
         float w = t * (float)s / n;
         if (w / ceilf(w) >= 0.85 * best) return s;
     }
