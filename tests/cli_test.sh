@@ -642,6 +642,51 @@ else:
     report $? "validate-gemm-latency --output-csv ($col): each model's kernel and limiting resource per row" "$why"
 done
 
+# A calibrated run predicts the rows a power cap may limit again with the
+# calibrated overhead (the cap credits its idle time); their labels are
+# those of that second prediction, the one the CSV prints: each held-out
+# T4 row names the kernel and limit that `predict` gives on a T4 carrying
+# the group's calibrated overhead (--output-params).  Here a 225 us
+# overhead turns the 160^3 row fixed-overhead-limited and gives the 512^3
+# row another kernel.
+mkdir -p "$T/gemm_cap_labels"
+{
+    echo "hardware,dtype,batch,m,n,k,transpose_a,transpose_b,bias,latency_us,source"
+    for s in 32 48 64 80 96 112 128 160; do echo "t4,fp32,1,$s,$s,$s,0,0,0,300,t:cap/x"; done
+    echo "t4,fp32,1,512,512,512,0,0,0,400,t:cap/x"
+    echo "t4,fp32,1,2048,2048,2048,0,0,0,9000,t:cap/x"
+} >"$T/gemm_cap_labels/rows.csv"
+run "$BIN" validate-gemm-latency --data-dir "$T/gemm_cap_labels" --output-csv "$T/cap_labels.csv" \
+    --output-params "$T/cap_labels.json"
+why=""
+[ "$RC" -eq 0 ] || why="exit $RC: $(first_err)"
+if [ -z "$why" ]; then
+    cycles=$(python3 -c 'import json, sys
+print(json.load(open(sys.argv[1]))["models"]["extended_roofline"][0]["device_fixed_overhead_cycles"])' "$T/cap_labels.json")
+    "$BIN" hardware show t4 | sed "s/device_fixed_overhead_cycles: .*/device_fixed_overhead_cycles: $cycles/" >"$T/t4_cal.yaml"
+    python3 -c 'import csv, json, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["calibration"] == "0":
+        print(json.dumps({"name": r["m"], "kind": "gemm", "m": int(r["m"]), "n": int(r["n"]), "k": int(r["k"]),
+                          "dtype": "fp32"}))' "$T/cap_labels.csv" >"$T/cap_ops.jsonl"
+    "$BIN" predict --hardware "$T/t4_cal.yaml" --model extended_roofline --batch "$T/cap_ops.jsonl" >"$T/cap_pred.jsonl" ||
+        why="predict on the calibrated T4 failed"
+fi
+[ -z "$why" ] && ! python3 -c 'import csv, json, sys
+pred = {}
+for line in open(sys.argv[2]):
+    d = json.loads(line)["diagnostics"]
+    pred[json.loads(line)["name"]] = (d["kernel"], d["limiting_resource"])
+held = [r for r in csv.DictReader(open(sys.argv[1])) if r["calibration"] == "0"]
+assert len(held) == len(pred) >= 6, (len(held), len(pred))
+for r in held:
+    got = (r["extended_roofline_kernel"], r["extended_roofline_limiting_resource"])
+    assert got == pred[r["m"]], (r["m"], got, pred[r["m"]])
+assert pred["160"][1] == "fixed_overhead_limited", pred["160"]' "$T/cap_labels.csv" "$T/cap_pred.jsonl" 2>"$T/py_err" &&
+    why="$(cat "$T/py_err")"
+[ -z "$why" ]
+report $? "validate-gemm-latency --output-csv: a power-capped row's labels are those of its calibrated prediction" "$why"
+
 mkdir -p "$T/gemm_empty"
 run "$BIN" validate-gemm-latency --data-dir "$T/gemm_empty"
 fails_cleanly "validate-gemm-latency on an empty directory exits 2 with one line" "csv files under"

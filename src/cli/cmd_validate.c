@@ -378,11 +378,14 @@ int cmd_validate_gemm_latency(int argc, char **argv)
         }
         /* Second pass: power-capped rows again with the calibrated
          * overheads (the cap credits the overhead's idle time); the
-         * calibration rows are far from the cap, so the overheads stay. */
+         * calibration rows are far from the cap, so the overheads stay.
+         * Their labels follow, so that the CSV names the kernel and the
+         * limit of the prediction it prints. */
         double *first = malloc((ds.n_rows + 1) * sizeof *first);
         if (!first) { rc = cli_usage("out of memory"); break; }
         memcpy(first, base[j], ds.n_rows * sizeof *first);
-        if (opm_gemm_repredict_with_overhead(&ds, models[j], kernel_col, vs[j].group_overhead_s, -1, base[j], &err)) {
+        if (opm_gemm_repredict_with_overhead_labelled(&ds, models[j], kernel_col, vs[j].group_overhead_s, -1, base[j],
+                                                      labels[j], &err)) {
             free(first);
             rc = cli_fail(&err);
             break;

@@ -267,6 +267,15 @@ int opm_op_append_attr(opm_op *op, const char *key, size_t key_len, const opm_at
     return 0;
 }
 
+/* The end of a mutation that began with counts_ok == had: an op whose
+ * counts were kept (opm_op_finalize) keeps them, recounted; one whose
+ * counts were not stays uncounted. */
+static int recount_if_kept(opm_op *op, int had)
+{
+    if (had) opm_op_cache_counts(op);
+    return 0;
+}
+
 int opm_op_set_bool(opm_op *op, const char *key, int value, opm_error *err)
 {
     int had = op->counts_ok;
@@ -274,8 +283,7 @@ int opm_op_set_bool(opm_op *op, const char *key, int value, opm_error *err)
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_BOOL;
     a->b = value != 0;
-    if (had) opm_op_cache_counts(op);
-    return 0;
+    return recount_if_kept(op, had);
 }
 
 int opm_op_set_int(opm_op *op, const char *key, int64_t value, opm_error *err)
@@ -285,8 +293,7 @@ int opm_op_set_int(opm_op *op, const char *key, int64_t value, opm_error *err)
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_INT;
     a->i = value;
-    if (had) opm_op_cache_counts(op);
-    return 0;
+    return recount_if_kept(op, had);
 }
 
 int opm_op_set_double(opm_op *op, const char *key, double value, opm_error *err)
@@ -296,8 +303,7 @@ int opm_op_set_double(opm_op *op, const char *key, double value, opm_error *err)
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_DOUBLE;
     a->d = value;
-    if (had) opm_op_cache_counts(op);
-    return 0;
+    return recount_if_kept(op, had);
 }
 
 int opm_op_set_string(opm_op *op, const char *key, const char *value, opm_error *err)
@@ -307,11 +313,11 @@ int opm_op_set_string(opm_op *op, const char *key, const char *value, opm_error 
     if (!a) return err ? (int)err->code : OPM_EINVAL;
     a->type = OPM_ATTR_STRING;
     if (!(a->s = dupstr(value))) {
-        op->n_attrs--;
+        /* Not set: its slot goes, new or reused (slot freed the old value). */
+        opm_op_unset_at(op, (size_t)(a - op->attrs));
         return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     }
-    if (had) opm_op_cache_counts(op);
-    return 0;
+    return recount_if_kept(op, had);
 }
 
 int opm_op_set_ints(opm_op *op, const char *key, const int64_t *values, size_t count,
@@ -323,13 +329,12 @@ int opm_op_set_ints(opm_op *op, const char *key, const int64_t *values, size_t c
     a->type = OPM_ATTR_INTS;
     a->ints = malloc((count ? count : 1) * sizeof *values);
     if (!a->ints) {
-        op->n_attrs--;
+        opm_op_unset_at(op, (size_t)(a - op->attrs)); /* as in opm_op_set_string */
         return opm_err(err, OPM_ENOMEM, NULL, "out of memory");
     }
     if (count) memcpy(a->ints, values, count * sizeof *values);
     a->n = count;
-    if (had) opm_op_cache_counts(op);
-    return 0;
+    return recount_if_kept(op, had);
 }
 
 void opm_op_unset_at(opm_op *op, size_t i)
@@ -354,7 +359,7 @@ int opm_op_unset(opm_op *op, const char *key)
     if (!a) return 0;
     int had = op->counts_ok;
     opm_op_unset_at(op, (size_t)(a - op->attrs));
-    if (had) opm_op_cache_counts(op);
+    recount_if_kept(op, had);
     return 1;
 }
 
@@ -364,8 +369,7 @@ int opm_op_set_phase(opm_op *op, opm_phase phase)
     int had = op->counts_ok;
     op->counts_ok = 0;
     op->phase = phase;
-    if (had) opm_op_cache_counts(op);
-    return 0;
+    return recount_if_kept(op, had);
 }
 
 opm_op *opm_op_clone(const opm_op *op, opm_error *err)

@@ -216,7 +216,8 @@ static inline double ceil_div(double x, const exact_div *e)
 }
 
 /* KV blocks a Q tile of query positions [i0, i1] sees in a sequence of sq
- * queries and sk keys (bottom-right aligned masks); tn divides by tile_n. */
+ * queries and sk keys (bottom-right aligned masks); tn divides by tile_n.
+ * masked_blocks is the same count in integers, for walk_masked_whole. */
 static double tile_blocks(const attn_k *a, double i0, double i1, double sq, double sk, const exact_div *tn)
 {
     double off = sk - sq;
@@ -226,23 +227,14 @@ static double tile_blocks(const attn_k *a, double i0, double i1, double sq, doub
     return floor_div(hi, tn) - floor_div(lo, tn) + 1;
 }
 
-/* tile_blocks where floor_div's checks hold for the whole sequence (a
- * whole sk ≤ EXACT_DIV_X_MAX, whole query positions and window): lo
- * and hi are whole numbers in [0, sk). */
-static inline double tile_blocks_whole(const attn_k *a, double i0, double i1, double off, double sk,
-                                       const exact_div *tn)
-{
-    double lo = a->wl >= 0 ? maxd(0, i0 + off - a->wl) : 0;
-    double hi = a->wr >= 0 ? mind(sk - 1, i1 + off + a->wr) : sk - 1;
-    if (hi < lo) return 0;
-    return (double)(((uint64_t)hi * tn->m) >> 32) - (double)(((uint64_t)lo * tn->m) >> 32) + 1;
-}
-
+/* A grid's sums while it is walked.  grid_walk keeps them in a local the
+ * compiler holds in registers (behind a pointer they would go through
+ * memory on every tile) and hands them out once, at the end. */
 typedef struct grid_acc {
-    double ctas, total_s, max_s, blocks;
+    double ctas, total_s, blocks, max_s;
     double fixed_total_s, fixed_first_s; /* the CTAs' start and finish: latency, no streaming */
+    double first_s;                      /* the first CTA's time; < 0 before the first tile */
     int uniform;
-    double first_s;
 } grid_acc;
 
 /* One KV block of `rows` query rows: its MMAs, its softmax (the FMA and
@@ -286,46 +278,26 @@ static inline double cta_time(double fx, double t_blk, double nb, const exact_di
     return fx + nbs * t_blk;
 }
 
-/* A grid's sums while it is walked, in locals the compiler keeps in
- * registers (grid_acc behind a pointer would go through memory on every
- * tile). */
-typedef struct grid_sum {
-    double ctas, total_s, fixed_total_s, blocks, max_s, fixed_first_s, first;
-    int uniform;
-} grid_sum;
-
 /* One Q tile's CTAs (n of them, ct seconds each) into the grid. */
-static inline void grid_add(grid_sum *g, double n, double ct, double fx, double blocks)
+static inline void grid_add(grid_acc *g, double n, double ct, double fx, double blocks)
 {
     g->ctas += n;
     g->total_s += n * ct;
     g->fixed_total_s += n * fx;
     g->blocks += blocks;
     if (ct > g->max_s) g->max_s = ct;
-    if (g->first < 0) g->first = ct, g->fixed_first_s = fx;
-    else if (g->uniform && fabs(ct - g->first) > 1e-3 * g->first) g->uniform = 0;
+    if (g->first_s < 0) g->first_s = ct, g->fixed_first_s = fx;
+    else if (g->uniform && fabs(ct - g->first_s) > 1e-3 * g->first_s) g->uniform = 0;
 }
 
 /* The rest full tiles of an unmasked sequence, all like the one before. */
-static inline void grid_add_rest(grid_sum *g, double rest, double n, double ct, double fx, double heads, double mult,
+static inline void grid_add_rest(grid_acc *g, double rest, double n, double ct, double fx, double heads, double mult,
                                  double nb)
 {
     g->ctas += rest * n;
     g->total_s += rest * n * ct;
     g->fixed_total_s += rest * n * fx;
     g->blocks += rest * heads * mult * nb;
-}
-
-static void grid_done(const grid_sum *s, grid_acc *g)
-{
-    memset(g, 0, sizeof *g);
-    g->ctas = s->ctas;
-    g->total_s = s->total_s;
-    g->fixed_total_s = s->fixed_total_s;
-    g->blocks = s->blocks;
-    g->max_s = s->max_s;
-    g->fixed_first_s = s->fixed_first_s;
-    g->uniform = s->uniform;
 }
 
 /* The Q tiles of a walk in launch order, kept for FA2's list schedule
@@ -357,9 +329,9 @@ static inline void walk_keep(walk_tiles *w, double nb, double fx, double rest)
  * of them that stays below it. */
 #define EXACT_INT_MAX 4503599627370496.0 /* 2^52 */
 
-/* tile_blocks_whole in integers for the Q tile whose first row sits at
- * key position i0 (its position plus sk − sq), tmi rows tall: m is
- * tile_n's exact_div multiplier, hi_max = sk − 1. */
+/* tile_blocks in integers for the Q tile whose first row sits at key
+ * position i0 (its position plus sk − sq), tmi rows tall: m is tile_n's
+ * exact_div multiplier, hi_max = sk − 1. */
 static inline int64_t masked_blocks(int64_t i0, int64_t tmi, int lo_on, int64_t wl, int hi_on, int64_t wr,
                                     int64_t hi_max, uint64_t m)
 {
@@ -369,37 +341,41 @@ static inline int64_t masked_blocks(int64_t i0, int64_t tmi, int lo_on, int64_t 
     return (int64_t)((((uint64_t)hi * m) >> 32) - (((uint64_t)lo * m) >> 32)) + 1;
 }
 
-/* grid_walk's loop over the full Q tiles 0 … tiles − 2 of a masked
- * sequence whose positions, lengths and window are whole numbers, at one
- * split, in integers: sq, sk ≤ EXACT_DIV_X_MAX, so every position and
- * bound the double loop forms is a whole number it holds exactly (a
- * window past 2·EXACT_DIV_X_MAX bounds nothing either way, so it is
- * clamped there), and tile_blocks_whole's block count is the same whole
- * number.  The time sums (total, fixed, the longest CTA, uniformity) are
- * grid_add's, tile by tile in the same order; the CTA and block counts
- * are sums of whole numbers below EXACT_INT_MAX, exact in any order, so
- * they are added once.  Every figure is bit-identical to the general
- * loop's.  Returns 0, touching nothing, where those bounds do not hold
- * (the caller then runs the general loop). */
-static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, double tiles, double tm, double sq,
-                             double sk, const exact_div *tn, double n, double hm, double t_blk, double fx)
+/* grid_walk's loop over the Q tiles of a masked sequence whose
+ * positions, lengths and window are whole numbers, at one split, in
+ * integers: sq, sk ≤ EXACT_DIV_X_MAX, so every position and bound the
+ * double loop forms is a whole number it holds exactly (a window past
+ * 2·EXACT_DIV_X_MAX bounds nothing either way, so it is clamped there),
+ * and tile_blocks's count (floor_div multiplies there too) is the same
+ * whole number.  Every tile but the last is tm rows tall with fixed time
+ * fx; the last, rows_last tall with fx_last, is added by grid_add as the
+ * general loop adds it.  Over the others the time sums (total, fixed,
+ * the longest CTA, uniformity) are grid_add's, tile by tile in the same
+ * order; their CTA and block counts are sums of whole numbers below
+ * EXACT_INT_MAX, exact in any order, so they are added once.  Every
+ * figure is bit-identical to the general loop's.  Returns 0, touching
+ * nothing, where those bounds do not hold (the caller then runs the
+ * general loop). */
+static int walk_masked_whole(const attn_k *a, grid_acc *gsp, walk_tiles *w, double tiles, double tm, double rows_last,
+                             double sq, double sk, const exact_div *tn, double n, double hm, double t_blk, double fx,
+                             double fx_last)
 {
-    int64_t nt = (int64_t)tiles - 1;
+    int64_t nt = (int64_t)tiles, last = nt - 1;
     /* Only a walk that keeps its tiles (the one-split walk); fx, t_blk ≥
-     * 0, so no CTA time is negative and grid_add sets `first` once, at the
-     * grid's first tile. */
-    if (!w || !(fx >= 0 && t_blk >= 0) ||
-        !(gsp->ctas + (double)nt * n <= EXACT_INT_MAX) || !(gsp->blocks + hm * (sk + 1) * (double)nt <= EXACT_INT_MAX))
+     * 0, so no CTA time is negative and grid_add sets `first_s` once, at
+     * the grid's first tile (never the last: tiles > 1). */
+    if (!w || !(fx >= 0 && t_blk >= 0) || !(gsp->ctas + (double)last * n <= EXACT_INT_MAX) ||
+        !(gsp->blocks + hm * (sk + 1) * (double)last <= EXACT_INT_MAX))
         return 0;
     int64_t tmi = (int64_t)tm, off = (int64_t)sk - (int64_t)sq, hi_max = (int64_t)sk - 1;
     int lo_on = a->wl >= 0, hi_on = a->wr >= 0;
     int64_t wl = lo_on ? (int64_t)mind(a->wl, 2 * EXACT_DIV_X_MAX) : 0;
     int64_t wr = hi_on ? (int64_t)mind(a->wr, 2 * EXACT_DIV_X_MAX) : 0;
     uint64_t m = tn->m;
-    grid_sum gs = *gsp;
+    grid_acc gs = *gsp;
     int64_t t = 0;
-    if (gs.first < 0 && nt > 0) {
-        /* The grid's first tile: grid_add sets `first` from it. */
+    if (gs.first_s < 0) {
+        /* The grid's first tile: grid_add sets `first_s` from it. */
         int64_t nb_i = masked_blocks(off, tmi, lo_on, wl, hi_on, wr, hi_max, m);
         double nb = (double)nb_i;
         grid_add(&gs, n, fx + nb * t_blk, fx, hm * nb);
@@ -409,14 +385,14 @@ static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, doub
     /* Tiles past what w holds overflow it (grid_list_schedule then reads
      * none of the kept tiles): they go to a sink. */
     walk_tile sink;
-    int room = nt - t <= (int64_t)(WALK_TILES_MAX - w->n);
+    int room = last - t <= (int64_t)(WALK_TILES_MAX - w->n);
     walk_tile *kept_at = room ? w->t + w->n : &sink;
     size_t kept_step = room ? 1 : 0;
-    double total = gs.total_s, fixed = gs.fixed_total_s, max_s = gs.max_s, first = gs.first, thr = 1e-3 * first;
-    double c = n * fx;
+    double total = gs.total_s, fixed = gs.fixed_total_s, max_s = gs.max_s, first = gs.first_s, thr = 1e-3 * first;
     int uniform = gs.uniform;
+    double c = n * fx;
     int64_t nb_sum = 0, t0 = t;
-    for (; t < nt; t++) {
+    for (; t < last; t++) {
         int64_t nb_i = masked_blocks(t * tmi + off, tmi, lo_on, wl, hi_on, wr, hi_max, m);
         double nb = (double)nb_i;
         double ct = fx + nb * t_blk;
@@ -432,12 +408,14 @@ static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, doub
     gs.fixed_total_s = fixed;
     gs.max_s = max_s;
     gs.uniform = uniform;
-    gs.ctas += (double)(nt - t0) * n;
+    gs.ctas += (double)(last - t0) * n;
     gs.blocks += hm * (double)nb_sum;
-    if (nt > t0) {
-        if (room) w->n += (size_t)(nt - t0);
-        else w->overflow = 1;
-    }
+    if (room) w->n += (size_t)(last - t0);
+    else w->overflow = 1;
+    /* The last tile, rows_last tall, with its own fixed time. */
+    double nb = (double)masked_blocks(last * tmi + off, (int64_t)rows_last, lo_on, wl, hi_on, wr, hi_max, m);
+    grid_add(&gs, n, fx_last + nb * t_blk, fx_last, hm * nb);
+    walk_keep(w, nb, fx_last, 0);
     *gsp = gs;
     return 1;
 }
@@ -447,7 +425,7 @@ static int walk_masked_whole(const attn_k *a, grid_sum *gsp, walk_tiles *w, doub
 static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double tm, double splits, grid_acc *g,
                       walk_tiles *w)
 {
-    grid_sum gs = {0, 0, 0, 0, 0, 0, -1, 1};
+    grid_acc gs = {.first_s = -1, .uniform = 1};
     double g_ratio = a->h / a->hkv;
     double heads = packed ? a->hkv : a->h;
     size_t nseq = a->lq || a->lkv ? a->nseq : 1;
@@ -461,24 +439,19 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
         double sq = a->lq ? (double)a->lq[s] : a->sq, sk = a->lkv ? (double)a->lkv[s] : a->skv;
         double rows_total = packed ? sq * g_ratio : sq;
         double tiles = ceil(rows_total / tm);
-        int whole = !packed && tn.m && sq == floor(sq) && sk == floor(sk) && sk <= EXACT_DIV_X_MAX &&
-                    tm == floor(tm) && a->wl == floor(a->wl) && a->wr == floor(a->wr);
         /* Every tile but the last has tm rows (tiles = ⌈rows_total/tm⌉). */
         double rows_last = mind(tm, rows_total - (tiles - 1) * tm);
         double fx_last = rows_last == tm ? fx_full : cta_fixed(a, r, rows_last);
-        if (whole && masked && sd.d == 1 && sq <= EXACT_DIV_X_MAX && tiles > 1 &&
-            walk_masked_whole(a, &gs, w, tiles, tm, sq, sk, &tn, n, heads * mult, t_blk, fx_full)) {
-            double t = tiles - 1, rows = rows_last;
-            double nb = tile_blocks_whole(a, t * tm, t * tm + rows - 1, sk - sq, sk, &tn);
-            grid_add(&gs, n, cta_time(fx_last, t_blk, nb, &sd), fx_last, heads * mult * nb);
-            walk_keep(w, nb, fx_last, 0);
+        int whole = !packed && tn.m && sq == floor(sq) && sk == floor(sk) && sk <= EXACT_DIV_X_MAX &&
+                    sq <= EXACT_DIV_X_MAX && tm == floor(tm) && a->wl == floor(a->wl) && a->wr == floor(a->wr);
+        if (whole && masked && sd.d == 1 && tiles > 1 &&
+            walk_masked_whole(a, &gs, w, tiles, tm, rows_last, sq, sk, &tn, n, heads * mult, t_blk, fx_full, fx_last))
             continue;
-        }
         for (double t = 0; t < tiles; t++) {
             double rows = mind(tm, rows_total - t * tm);
             double p0 = packed ? floor(t * tm / g_ratio) : t * tm;
             double p1 = packed ? floor((t * tm + rows - 1) / g_ratio) : t * tm + rows - 1;
-            double nb = whole ? tile_blocks_whole(a, p0, p1, sk - sq, sk, &tn) : tile_blocks(a, p0, p1, sq, sk, &tn);
+            double nb = tile_blocks(a, p0, p1, sq, sk, &tn);
             double fx = t == tiles - 1 ? fx_last : fx_full;
             double ct = cta_time(fx, t_blk, nb, &sd);
             grid_add(&gs, n, ct, fx, heads * mult * nb);
@@ -492,7 +465,7 @@ static void grid_walk(const attn_k *a, const attn_rates *r, int packed, double t
             }
         }
     }
-    grid_done(&gs, g);
+    *g = gs;
 }
 
 /* FA3's pack_gqa choice for a prefill (should_pack_gqa): the GQA heads
@@ -508,10 +481,6 @@ static int pack_gqa_pays(double sq, double g, double tm, int fa3, int wgmma)
     return eff < 0.9 * eff_p;
 }
 
-/* The grid's time with its K/V stream's DRAM time t_dram (at the reached rate):
- * the CTAs of a wave start and finish together, and DRAM serves their
- * streams only between, so per wave the start and finish add to the
- * longer of the SMs' streaming and the wave's share of the DRAM time. */
 /* The SMs' own streaming time of a grid (its CTAs less their start and
  * finish), to compare with the K/V stream's DRAM time. */
 static double grid_stream(const grid_acc *g, double slots)
@@ -521,6 +490,10 @@ static double grid_stream(const grid_acc *g, double slots)
     return (g->total_s - g->fixed_total_s) / slots;
 }
 
+/* The grid's time with its K/V stream's DRAM time t_dram (at the reached rate):
+ * the CTAs of a wave start and finish together, and DRAM serves their
+ * streams only between, so per wave the start and finish add to the
+ * longer of the SMs' streaming and the wave's share of the DRAM time. */
 static double grid_time(const grid_acc *g, double slots, double per_sm, double t_dram)
 {
     if (g->ctas <= 0) return 0;
@@ -590,28 +563,57 @@ static double grid_list_schedule(const walk_tiles *w, double splits, double slot
     return (reps - sim) * work / slots + m;
 }
 
-/* FA2's split count (flash_api.cpp num_splits_heuristic, called by
- * set_params_splitkv with twice the SMs: two 128-thread CTAs per SM):
- * none when the grid nearly fills them, else the fewest splits whose
- * wave efficiency is within 0.85 of the best, skipping counts that give
- * the same blocks per split as one fewer. */
-static int fa2_splits_heuristic(double ctas, double sms, double nblk, int cap)
+/* The search both libraries' num_splits_heuristic end in: the fewest
+ * splits, up to min(cap, SMs, blocks), whose wave efficiency (ctas · s
+ * CTAs over whole waves of sms) is within 0.85 of the best; with
+ * eligible_only (FA2), skipping counts that give the same blocks per
+ * split as one fewer. */
+static inline int splits_by_wave_efficiency(double ctas, double sms, double nblk, int cap, int eligible_only)
 {
-    if (ctas >= 0.8 * sms) return 1;
     int smax = (int)mind(mind(cap, sms), nblk);
-    /* In single precision, as the library computes it. */
+    /* In single precision, as the libraries compute it; no efficiency
+     * exceeds a whole last wave's 1.  Blocks per split carry over from
+     * one count to the next (each is computed once per pass). */
     float best = 0, t = (float)ctas, n = (float)sms;
+    double per = 0;
     for (int s = 1; s <= smax && best < 1; s++) {
-        if (s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
+        if (eligible_only) {
+            double prev = per;
+            per = ceil(nblk / s);
+            if (s > 1 && per == prev) continue;
+        }
         float w = t * (float)s / n;
         if (w / ceilf(w) > best) best = w / ceilf(w);
     }
+    per = 0;
     for (int s = 1; s <= smax; s++) {
-        if (s > 1 && ceil(nblk / s) == ceil(nblk / (s - 1))) continue;
+        if (eligible_only) {
+            double prev = per;
+            per = ceil(nblk / s);
+            if (s > 1 && per == prev) continue;
+        }
         float w = t * (float)s / n;
         if (w / ceilf(w) >= 0.85 * best) return s;
     }
     return 1;
+}
+
+/* FA2's split count (flash_api.cpp num_splits_heuristic, called by
+ * set_params_splitkv with twice the SMs: two 128-thread CTAs per SM),
+ * over the longest sequence's KV blocks and the grid counted in 64-row Q
+ * blocks (the split kernel's kBlockM): none when the grid nearly fills
+ * the SMs, else the wave-efficiency search over eligible counts. */
+static int fa2_num_splits(const attn_k *a, double sms, double tile_n, int packed, int cap)
+{
+    double nblk = 0, mb = 0;
+    size_t nseq = a->lkv || a->lq ? a->nseq : 1;
+    for (size_t i = 0; i < nseq; i++) {
+        nblk = maxd(nblk, ceil((a->lkv ? (double)a->lkv[i] : a->skv) / tile_n));
+        mb = maxd(mb, ceil((a->lq ? (double)a->lq[i] : a->sq) * (packed ? a->h / a->hkv : 1) / 64));
+    }
+    double ctas = a->b * (packed ? a->hkv : a->h) * mb;
+    if (ctas >= 0.8 * (2 * sms)) return 1;
+    return splits_by_wave_efficiency(ctas, 2 * sms, nblk, cap, 1);
 }
 
 /* CTAs resident per SM.  FA3's Ampere/Ada kernel declares two blocks
@@ -663,19 +665,7 @@ static int fa3_splits_heuristic(double mblocks_total, double sms, double nblk, d
         return 1;
     }
     if (nblk <= 4) return 1;
-    int smax = (int)mind(mind(cap, sms), nblk);
-    /* In single precision, as the library computes it; no efficiency
-     * exceeds a whole last wave's 1. */
-    float best = 0, t = (float)mblocks_total, n = (float)sms;
-    for (int s = 1; s <= smax && best < 1; s++) {
-        float w = t * (float)s / n;
-        if (w / ceilf(w) > best) best = w / ceilf(w);
-    }
-    for (int s = 1; s <= smax; s++) {
-        float w = t * (float)s / n;
-        if (w / ceilf(w) >= 0.85 * best) return s;
-    }
-    return 1;
+    return splits_by_wave_efficiency(mblocks_total, sms, nblk, cap, 0);
 }
 
 /* FA3's varlen split count (flash_prepare_scheduler.cu): with at most
@@ -810,7 +800,7 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
     const char *warm = opm_op_get_string(op, "l2_warm", "none");
     double f_in = (warm[0] == 'i' || warm[0] == 'a') && rd + wr <= h.l2_share ? 1 : 0;
     double t_cache = 0;
-    if (!bwd && opm_op_get_bool(op, "kv_cache_write", 0)) {
+    if (!bwd && serving) {
         /* The reshape-and-cache kernel before the attention kernel: its
          * bytes are in the counts (the new tokens' K and V, twice). */
         double tq = a.lq ? 0 : a.b * a.sq;
@@ -841,48 +831,29 @@ int opm_attention_kernel_predict(const opm_op *op, const opm_hardware *hw, opm_p
      * the KV range only when it swaps the GQA groups into the query rows
      * (mha_varlen_fwd: seqlenq_ngroups_swapped, one query per sequence). */
     int splittable = fa3 || !serving || (a.sq == 1 && a.h > a.hkv);
-    if (!bwd && fa3) {
-        /* FA3 picks its split count by its own rule, not the fastest one.
-         * A serving backend's call is varlen (its scheduler's per-sequence
-         * count); on the Ampere/Ada path a varlen split runs a longer K/V
-         * tile. */
-        int varlen = serving || a.lq || a.lkv;
+    if (!bwd && splittable) {
+        /* Each library picks its split count by its own rule, not the
+         * fastest one.  FA3: a serving backend's call is varlen (its
+         * scheduler's per-sequence count), and on the Ampere/Ada path a
+         * varlen split runs a longer K/V tile with 8 warps. */
+        int varlen = fa3 && (serving || a.lq || a.lkv), sm8x_split = varlen && !wgmma;
+        int cap = serving ? SERVING_SPLITS_MAX : SPLITS_MAX;
         attn_rates rs = r;
-        if (!wgmma && varlen) rs.tile_n = fa3_sm8x_split_tile_n(a.dqk, small_smem, a.wl >= 0);
-        int s = fa3_num_splits(&a, slots, ptm, rs.tile_n, varlen, serving ? SERVING_SPLITS_MAX : SPLITS_MAX);
+        if (sm8x_split) rs.tile_n = fa3_sm8x_split_tile_n(a.dqk, small_smem, a.wl >= 0);
+        int s = fa3 ? fa3_num_splits(&a, slots, ptm, rs.tile_n, varlen, cap) : fa2_num_splits(&a, slots, r.tile_n, packed, cap);
         if (s > 1) {
             grid_acc gs;
             grid_walk(&a, &rs, packed, ptm, s, &gs, NULL);
-            if (!wgmma && varlen)
+            if (sm8x_split)
                 per_sm = attn_ctas_per_sm(&a, 0, fa3_sm8x_warps(a.dqk, small_smem, 1), ptm, rs.tile_n, h.smem_per_sm);
             double part = gs.ctas * ptm * (a.dv + 1) * 4;
             t_combine = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
             t_stream = grid_stream(&gs, slots);
             t_grid = grid_time(&gs, slots, per_sm, t_kv);
             best_splits = s;
+            /* The same as the one-split walk's where the tile is (FA2). */
             g.blocks = gs.blocks;
             r.tile_n = rs.tile_n;
-        }
-    } else if (!bwd && splittable) {
-        /* FA2 picks its split count by its own heuristic too, over the
-         * longest sequence's KV blocks and its grid counted in 64-row Q
-         * blocks (set_params_splitkv: the split kernel's kBlockM). */
-        double nblk = 0, mb = 0;
-        size_t nseq = a.lkv || a.lq ? a.nseq : 1;
-        for (size_t i = 0; i < nseq; i++) {
-            nblk = maxd(nblk, ceil((a.lkv ? (double)a.lkv[i] : a.skv) / r.tile_n));
-            mb = maxd(mb, ceil((a.lq ? (double)a.lq[i] : a.sq) * (packed ? a.h / a.hkv : 1) / 64));
-        }
-        double mblocks = a.b * (packed ? a.hkv : a.h) * mb;
-        int s = fa2_splits_heuristic(mblocks, 2 * slots, nblk, serving ? SERVING_SPLITS_MAX : SPLITS_MAX);
-        if (s > 1) {
-            grid_acc gs;
-            grid_walk(&a, &r, packed, ptm, s, &gs, NULL);
-            double part = gs.ctas * ptm * (a.dv + 1) * 4;
-            t_combine = h.fixed_s + h.lat_dram_s + part / h.l2_bw + (double)c.output_bytes / h.hbm_bw;
-            t_stream = grid_stream(&gs, slots);
-            t_grid = grid_time(&gs, slots, per_sm, t_kv);
-            best_splits = s;
         }
     }
     if (bwd) {

@@ -89,6 +89,13 @@ static const cat_entry mfma_cat[] = {
     {128, 128, 64, 64, 64, 4, 0, 1},   {128, 64, 64, 64, 32, 4, 0, 1},   {64, 128, 64, 32, 64, 4, 0, 1},
     {64, 64, 64, 32, 32, 4, 0, 1},     {256, 64, 64, 128, 32, 4, 0, 1},  {64, 256, 64, 32, 128, 4, 0, 1},
 };
+/* The largest catalog (opm_gemm_choose builds its kernels on the stack). */
+#define CAT_MAX 16
+#define CAT_FITS(c) (sizeof c / sizeof c[0] <= CAT_MAX)
+_Static_assert(CAT_FITS(simt_cat) && CAT_FITS(tensor_cat) && CAT_FITS(wgmma_cat) && CAT_FITS(tcgen05_cat) &&
+                   CAT_FITS(mfma_cat),
+               "every catalog fits CAT_MAX");
+#undef CAT_FITS
 
 /* Stages of a persistent warp-specialised kernel (Hopper, Blackwell): as
  * many K tiles of stage_bytes as fill the shared memory left after a
@@ -164,8 +171,6 @@ enum { H_TM, H_TN, H_TK, H_WM, H_WN, H_MMA_M, H_MMA_N, H_MMA_K, H_STAGES, H_WARP
 static const char *const hint_keys[H_COUNT] = {
     "cta_tile_m", "cta_tile_n", "cta_tile_k", "warp_tile_m", "warp_tile_n", "mma_m", "mma_n", "mma_k",
     "pipeline_stages", "warps_per_cta", "registers_per_thread", "split_k"};
-/* The longest hint key (registers_per_thread). */
-#define HINT_KEY_MAX 20
 
 /* Largest accepted value of each hint (H_*): beyond these no kernel exists
  * on any device we describe, and the tile arithmetic would leave int. */
@@ -179,29 +184,14 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
     size_t na = opm_op_attr_count(op);
     for (size_t i = 0; i < na; i++) {
         const char *key = opm_op_attr_key(op, i);
-        if (key[0] != 'c' && key[0] != 'w' && key[0] != 'm' && key[0] != 'p' && key[0] != 'r' && key[0] != 's')
-            continue;
-        /* The length and last byte single out the one candidate (cta_tile_m,
-         * _n and _k differ only there), which strcmp then confirms: one
-         * compare per hint, not one per key of the table. */
-        size_t len = 0;
-        while (len <= HINT_KEY_MAX && key[len]) len++;
-        char last = len ? key[len - 1] : 0;
-        int j = -1;
-        switch (len) {
-        case 5: j = last == 'm' ? H_MMA_M : last == 'n' ? H_MMA_N : last == 'k' ? H_MMA_K : -1; break;
-        case 7: j = H_SPLIT; break;
-        case 10: j = last == 'm' ? H_TM : last == 'n' ? H_TN : last == 'k' ? H_TK : -1; break;
-        case 11: j = last == 'm' ? H_WM : last == 'n' ? H_WN : -1; break;
-        case 13: j = H_WARPS; break;
-        case 15: j = H_STAGES; break;
-        case 20: j = H_REGS; break;
-        default: break;
-        }
-        if (j >= 0 && strcmp(key, hint_keys[j]) == 0) {
-            has[j] = any = 1;
-            v[j] = opm_op_attr_int_at(op, i, 0);
-        }
+        /* The table's keys, first byte first: a strcmp only for the few
+         * keys that share it. */
+        for (int j = 0; j < H_COUNT; j++)
+            if (key[0] == hint_keys[j][0] && strcmp(key, hint_keys[j]) == 0) {
+                has[j] = any = 1;
+                v[j] = opm_op_attr_int_at(op, i, 0);
+                break;
+            }
     }
     if (!any) return 0;
     for (int j = 0; j < H_COUNT; j++) {
@@ -268,16 +258,6 @@ int opm_gemm_hinted(const opm_op *op, const gemm_hw *h, gemm_kernel *k, opm_erro
     return 1;
 }
 
-/* Kernel k at split-K s0, 2·s0, … up to 32: split-K only pays when the
- * output tiles leave SMs idle, and each split keeps at least 4 K
- * iterations.  Block-scaled MFMA kernels (CK's ab_scale GEMMs, which
- * aiter's tuner splits) take aiter's own bounds instead
- * (compute_gemm_SplitK, aiter/ops/gemm_op_a8w8.py): no more splits than
- * CUs per output tile, and splits × K tile < 2K, so a split may hold a
- * single K tile.  Every configuration that runs replaces *best when faster
- * (or when none was *found yet). */
-/* Times the kernel set up in e and keeps it in *best when faster (or the
- * first found). */
 /* The selection score of a timed kernel: its time, its energy (the
  * energy model's terms for this kernel's executed FLOPs and traffic, idle
  * power over its time) or their product. */
@@ -292,6 +272,8 @@ static double score(const gemm_hw *h, const gemm_eval *e)
     return h->objective == 1 ? j : j * t;
 }
 
+/* Times the kernel set up in e and keeps it in *best when it scores
+ * lower (or is the first found). */
 static void time_and_keep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_eval *e, gemm_eval *best,
                           int *found)
 {
@@ -320,6 +302,14 @@ static int setup_oversubscribed(const gemm_problem *pb, const gemm_hw *h, const 
     return 1;
 }
 
+/* Kernel k at split-K s0, 2·s0, … up to 32: split-K only pays when the
+ * output tiles leave SMs idle, and each split keeps at least 4 K
+ * iterations.  Block-scaled MFMA kernels (CK's ab_scale GEMMs, which
+ * aiter's tuner splits) take aiter's own bounds instead
+ * (compute_gemm_SplitK, aiter/ops/gemm_op_a8w8.py): no more splits than
+ * CUs per output tile, and splits × K tile < 2K, so a split may hold a
+ * single K tile.  Every configuration that runs replaces *best when it
+ * scores lower (or when none was *found yet). */
 static void split_k_sweep(const gemm_problem *pb, const gemm_hw *h, gemm_wave_fn wave, gemm_kernel k, int s0,
                           int oversubscribed, gemm_eval *best, int *found)
 {
@@ -386,6 +376,10 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
     default: CAT(tensor_cat); break;
     }
 #undef CAT
+    /* The catalog's kernels for this problem, built once for the passes
+     * below. */
+    gemm_kernel ks[CAT_MAX];
+    for (size_t i = 0; i < n; i++) from_entry(&cat[i], pb, h, &ks[i]);
     /* Warp-level MMA libraries (cuBLAS's Ampere/Ada heuristics) do not run
      * a tile smaller than the largest one that still gives every SM a
      * tile, though a per-SM timing of several small co-resident CTAs calls
@@ -394,15 +388,15 @@ int opm_gemm_choose(const opm_op *op, const gemm_problem *pb, const gemm_hw *h_i
     double min_area = 0;
     if (h->mi == GEMM_MI_MMA_SYNC && h->tensor && !fixed_split)
         for (size_t i = 0; i < n; i++) {
-            from_entry(&cat[i], pb, h, &k);
-            double tiles = pb->batch * opm_gemm_tile_rows(pb, k.tm) * ceil(pb->n / k.tn);
-            if (tiles >= h->num_sms && (double)k.tm * k.tn > min_area) min_area = (double)k.tm * k.tn;
+            const gemm_kernel *ki = &ks[i];
+            double tiles = pb->batch * opm_gemm_tile_rows(pb, ki->tm) * ceil(pb->n / ki->tn);
+            if (tiles >= h->num_sms && (double)ki->tm * ki->tn > min_area) min_area = (double)ki->tm * ki->tn;
         }
     int found = 0;
     /* Pass 1 (the whole catalog) only when no large tile fits an SM. */
     for (int pass = 0; pass < 2 && !found; pass++) {
         for (size_t i = 0; i < n; i++) {
-            from_entry(&cat[i], pb, h, &k);
+            k = ks[i];
             if (pass == 0 && (double)k.tm * k.tn < min_area) continue;
             if (!fixed_split) {
                 split_k_sweep(pb, h, wave, k, 1, 0, best, &found);

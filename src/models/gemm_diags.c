@@ -63,6 +63,17 @@ void opm_gemm_put_details(opm_profile *p, const gemm_eval *e)
     }
 }
 
+/* The last diagnostics of both models: the exposed phases, the power
+ * cap's time and the dequantisation's share of the compute time. */
+static void put_phase_tail(opm_profile *p, const gemm_eval *e)
+{
+    opm_diag_num(p, "prologue_s", e->t_prologue);
+    opm_diag_num(p, "epilogue_s", e->t_epilogue + e->t_reduce);
+    if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
+    /* Part of compute_time_s: the block-scale dequantisation the MFMAs wait on. */
+    if (e->t_dequant > 0) opm_diag_num(p, "dequant_time_s", e->t_dequant);
+}
+
 /* extended_roofline: efficiencies, L2 hits and the summed resource and
  * phase times. */
 void opm_gemm_put_extended_diags(opm_profile *p, const gemm_eval *e)
@@ -74,11 +85,7 @@ void opm_gemm_put_extended_diags(opm_profile *p, const gemm_eval *e)
     opm_diag_num(p, "smem_time_s", e->t_smem);
     opm_diag_num(p, "l2_time_s", e->t_l2);
     opm_diag_num(p, "dram_time_s", e->t_dram);
-    opm_diag_num(p, "prologue_s", e->t_prologue);
-    opm_diag_num(p, "epilogue_s", e->t_epilogue + e->t_reduce);
-    if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
-    /* Part of compute_time_s: the block-scale dequantisation the MFMAs wait on. */
-    if (e->t_dequant > 0) opm_diag_num(p, "dequant_time_s", e->t_dequant);
+    put_phase_tail(p, e);
 }
 
 /* Writes v with three significant digits and an SI prefix ("11.6T",
@@ -192,11 +199,7 @@ void opm_gemm_put_effective_diags(opm_profile *p, const gemm_eval *e)
     else opm_diag_text_lit(p, "tied_limits", "none");
     opm_diag_num(p, "tile_efficiency", e->tile_eff);
     opm_diag_num(p, "wave_efficiency", e->wave_eff);
-    opm_diag_num(p, "prologue_s", e->t_prologue);
-    opm_diag_num(p, "epilogue_s", e->t_epilogue + e->t_reduce);
-    if (e->t_power > 0) opm_diag_num(p, "power_time_s", e->t_power);
-    /* Part of compute_time_s: the block-scale dequantisation the MFMAs wait on. */
-    if (e->t_dequant > 0) opm_diag_num(p, "dequant_time_s", e->t_dequant);
+    put_phase_tail(p, e);
 }
 
 /* grouped_gemm: the groups with rows; conv: the first implicit GEMM's

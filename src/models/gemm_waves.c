@@ -202,7 +202,9 @@ static void effective_class(const gemm_hw *h, const gemm_wave_in *in, const wave
     double t_c = opm_gemm_iter_compute_s(t_mma, kit * in->dq_s, a);
     double t_s = a * kit * (warp_reads + tile_iter_bytes) / h->smem_bw_sm;
     double inflight = sms * a * (k->stages > 1 ? k->stages - 1 : 1) * tile_iter_bytes;
-    double r_l2 = isinf(h->l2_bw) ? HUGE_VAL : mind(mind(h->l2_bw, sms * h->l2_port_sm), inflight / h->lat_l2_mean_s);
+    /* What L2 delivers to the class's SMs at best: its bandwidth or their ports'. */
+    double l2_cap = mind(h->l2_bw, sms * h->l2_port_sm);
+    double r_l2 = isinf(h->l2_bw) ? HUGE_VAL : mind(l2_cap, inflight / h->lat_l2_mean_s);
     double r_dram = mind(h->hbm_bw, inflight / lat);
     double t_l2 = frac * e->l2_read / r_l2;
     /* Concurrency limits the byte rate; the activations' time is fixed. */
@@ -217,7 +219,7 @@ static void effective_class(const gemm_hw *h, const gemm_wave_in *in, const wave
     e->t_compute += count * t_c;
     e->t_dequant += count * (t_c - t_mma);
     e->t_smem += count * t_s;
-    e->t_l2 += count * frac * e->l2_read / mind(h->l2_bw, sms * h->l2_port_sm);
+    e->t_l2 += count * frac * e->l2_read / l2_cap;
     e->t_dram += count * (frac * e->dram_read_eq / h->hbm_bw + t_store);
     e->t_latency += count * mem;
     e->t_epilogue += count * issue_epi;
@@ -228,7 +230,7 @@ static void effective_class(const gemm_hw *h, const gemm_wave_in *in, const wave
         /* Diagnostics of the wave class that takes the most time. */
         *state = count * body;
         e->dominant_tail = w;
-        double l2_raw = isinf(h->l2_bw) ? HUGE_VAL : mind(h->l2_bw, sms * h->l2_port_sm);
+        double l2_raw = isinf(h->l2_bw) ? HUGE_VAL : l2_cap;
         const double raw[GEMM_RES_COUNT] = {h->flops_per_s_sm * sms, h->smem_bw_sm * sms, l2_raw, h->hbm_bw};
         /* The rate the read bytes move at, row activations included. */
         double r_dram_act = t_d > 0 ? frac * e->dram_read / t_d : r_dram;
@@ -242,7 +244,7 @@ static void effective_class(const gemm_hw *h, const gemm_wave_in *in, const wave
     }
     /* Latency-limited: the concurrency-limited memory rate, not the
      * bandwidth, made memory the longest phase. */
-    if (mem > local && (r_dram < h->hbm_bw * 0.999 || r_l2 < mind(h->l2_bw, sms * h->l2_port_sm) * 0.999))
+    if (mem > local && (r_dram < h->hbm_bw * 0.999 || r_l2 < l2_cap * 0.999))
         e->exposed_latency = 1;
 }
 

@@ -61,6 +61,8 @@
  *     thread_work_size 4);
  *   ROW_THREADS_MAX 1024 — vLLM's per-token kernels (rms_norm,
  *     act_and_mul: min(width, 1024) threads);
+ *   ROPE_THREADS_MAX 512 — vLLM's rotary_embedding (a block of
+ *     min(heads × rot_dim / 2, 512) threads per token);
  *   QUANT_THREADS 256 — vLLM's static_scaled_fp8_quant
  *     (csrc/quantization/w8a8/fp8/common.cu: block_size 256, grid one row
  *     each, vectorize_with_alignment<16>: 16-byte loads, VEC_BYTES);
@@ -88,6 +90,7 @@
 #define FLAT_THREADS 128.0
 #define FLAT_VEC 4.0
 #define ROW_THREADS_MAX 1024.0
+#define ROPE_THREADS_MAX 512.0
 #define LAYERNORM_THREADS 128.0
 #define SOFTMAX_WARP_MAX 1024.0
 #define VEC_BYTES 16.0
@@ -148,6 +151,13 @@ static double elems_of(const opm_tensor *t)
     double e = 1;
     for (int i = 0; i < t->rank; i++) e *= (double)t->shape[i];
     return e;
+}
+
+/* Threads of a one-CTA-per-row kernel giving each thread one of `units`
+ * (elements or element pairs): whole warps, at least one, at most cap. */
+static double row_threads(double units, double cap)
+{
+    return mind(cap, maxd(32, ceil(units / 32) * 32));
 }
 
 static double pow2_floor(double x)
@@ -223,8 +233,7 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
         s->width = norm_width(op, x);
         s->passes = 2;
         s->reductions = 1;
-        s->threads = kind == OPM_KIND_LAYERNORM ? LAYERNORM_THREADS
-                                                : mind(ROW_THREADS_MAX, maxd(32, ceil(s->width / 32) * 32));
+        s->threads = kind == OPM_KIND_LAYERNORM ? LAYERNORM_THREADS : row_threads(s->width, ROW_THREADS_MAX);
         s->name = kind == OPM_KIND_LAYERNORM ? "row_layernorm" : "row_rmsnorm";
         /* PyTorch's layer norm loads vectors of 4 elements (vec_size 4). */
         if (kind == OPM_KIND_LAYERNORM) s->vec_bytes = 4 * opm_dtype_bytes(x->dtype);
@@ -233,7 +242,7 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
         /* One CTA per token; q is [T, H, D], [B, S, H, D] or [T, H·D]. */
         s->row = 1;
         s->width = x->rank >= 3 ? (double)x->shape[x->rank - 2] * last : last;
-        s->threads = mind(512, maxd(32, ceil(s->width / 2 / 32) * 32));
+        s->threads = row_threads(s->width / 2, ROPE_THREADS_MAX);
         s->name = "row_rope";
         break;
     case OPM_KIND_COPY:
@@ -254,7 +263,7 @@ static int shape_of(const opm_op *op, opm_kind kind, stream_shape *s)
         if (opm_op_find_tensor(op, OPM_ROLE_INPUT, 1) == NULL && elems_of(y) * 2 == ex && y->rank) {
             s->row = 1;
             s->width = last;
-            s->threads = mind(ROW_THREADS_MAX, maxd(32, ceil(s->width / 2 / 32) * 32));
+            s->threads = row_threads(s->width / 2, ROW_THREADS_MAX);
             /* Each iteration loads x and its gate (two __ldg of independent
              * __restrict__ pointers, both issued before the first use:
              * Sarathi's and vLLM's act_and_mul compiled with nvcc -O2), so
@@ -324,7 +333,6 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
      * latency is a pointer chase that re-walks its own lines (copied to the
      * near partition), so the far hits' latency is its own figure. */
     h.lat_l2_s = h.lat_l2_mean_s;
-
 
     double rd = (double)c.read_bytes, wr = (double)c.write_bytes;
     const char *warm = opm_op_get_string(op, "l2_warm", "none");

@@ -700,6 +700,13 @@ int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *mod
     return predict_rows(ds, model, use_kernel_column, group_overhead_s, only_hw, base, NULL, err);
 }
 
+int opm_gemm_repredict_with_overhead_labelled(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
+                                              const double *group_overhead_s, int only_hw, double *base,
+                                              opm_gemm_row_label *labels, opm_error *err)
+{
+    return predict_rows(ds, model, use_kernel_column, group_overhead_s, only_hw, base, labels, err);
+}
+
 /* ---- calibration split ---- */
 
 /* Sort key of a calibration candidate: (group, FLOPs, m, n, k, batch, row). */

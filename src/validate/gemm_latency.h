@@ -183,6 +183,12 @@ int opm_gemm_base_predictions_labelled(const opm_gemm_dataset *ds, const char *m
  * Base values stay latency − overhead; other rows are left as they are. */
 int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
                                      const double *group_overhead_s, int only_hw, double *base, opm_error *err);
+/* opm_gemm_repredict_with_overhead that also refills the labels of the
+ * rows it predicts again (labels: ds->n_rows entries, or NULL), so a row's
+ * label is that of its final prediction. */
+int opm_gemm_repredict_with_overhead_labelled(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
+                                              const double *group_overhead_s, int only_hw, double *base,
+                                              opm_gemm_row_label *labels, opm_error *err);
 /* Parses a cuBLAS SIMT kernel name ("ampere_sgemm_128x64_tn",
  * "volta_sgemm_32x32_sliced1x4_nn", "sgemm_32x32x32_NN", "+splitkreduce_kernel"
  * suffix) and its recorded launch block (threads, the threads_per_cta
