@@ -1700,6 +1700,19 @@ report $? "gemm_small_m_study.py: the unsplit line and the m * n * k either side
 run python3 tools/gemm_small_m_study.py "$T/sms.csv" --hardware nope
 [ "$RC" -ne 0 ] && [ ! -s "$T/out" ] && [ "$(lines "$T/err")" -eq 1 ] && grep -q 'no few-row rows' "$T/err"
 report $? "gemm_small_m_study.py without rows of the hardware: one line, nonzero exit" "$(first_err)"
+# The A10 entry's achievable DRAM fraction (utilization.memory.hbm, from a
+# GA102 read-stream measurement) is read: the built-in shows it, and a
+# DRAM-bound add streams longer on it than on the same entry without it
+# (the DRAM time goes as 1 / utilization).
+"$BIN" hardware show a10 > "$T/a10.yaml"
+sed '/^utilization:/,/^  memory:/d' "$T/a10.yaml" > "$T/a10_nou.yaml"
+A10ADD='{"kind":"elementwise","inputs":[[134217728],[134217728]],"op":"add","dtype":"bf16"}'
+echo "$A10ADD" | "$BIN" predict --hardware a10 --clock-mhz 900 --op - --model extended_roofline > "$T/a10_u.json"
+echo "$A10ADD" | "$BIN" predict --hardware "$T/a10_nou.yaml" --clock-mhz 900 --op - --model extended_roofline > "$T/a10_nou.json"
+dram() { sed -n 's/.*"dram_time_s": *\([-+0-9.eE]*\).*/\1/p' "$1" | head -n 1; }
+grep -q 'hbm: 0\.9' "$T/a10.yaml" && ! grep -q '^utilization:' "$T/a10_nou.yaml" &&
+    awk -v a="$(dram "$T/a10_u.json")" -v b="$(dram "$T/a10_nou.json")" 'BEGIN { exit !(b > 0 && a > b && a < b * 1.1) }'
+report $? "a10: the entry's achievable DRAM fraction is read and lengthens a DRAM-bound add" "with $(dram "$T/a10_u.json") without $(dram "$T/a10_nou.json")"
 
 echo "cli: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
