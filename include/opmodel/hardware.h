@@ -68,11 +68,11 @@ OPM_API const char *opm_hardware_builtin_text(size_t i);
 
 /* A copy running at `clock_hz`: compute peaks and on-chip (non-hbm) level
  * bandwidths scale with the clock relative to the clock they are quoted at.
- * DRAM (hbm) bandwidth follows Little's law on the loaded latency: with L
- * the hbm and l the l2 latency in cycles (500 and 200 where not given), it
- * is scaled by L / ((L − l) + l·f0/f) and the hbm latency becomes
- * (L − l)·f/f0 + l cycles (the L2 part of a DRAM load runs on the SM clock;
- * docs/workload.md).  With a supply_voltage table, J/FLOP and
+ * DRAM (hbm) bandwidth does not change (DRAM has its own clock); with L
+ * the hbm and l the l2 latency in cycles (500 and 200 where not given), the
+ * hbm latency becomes (L − l)·f/f0 + l cycles (the L2 part of a DRAM load
+ * runs on the SM clock; the kernel models' in-flight terms slow kernels
+ * short of bytes in flight through it; docs/workload.md).  With a supply_voltage table, J/FLOP and
  * on-chip J/byte scale by (V(clock_hz)/V(old clock))²; idle power follows
  * opm_hardware_idle_power_w at the new clock. */
 OPM_API opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err);

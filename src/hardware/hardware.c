@@ -355,15 +355,19 @@ static double level_latency_cycles(const opm_memory_level *l, double f, double d
     return d;
 }
 
-/* DRAM at another SM clock.  A streaming kernel reaches its DRAM bandwidth
- * by Little's law: bytes in flight over the loaded latency.  Of a DRAM
- * load's latency L (cycles at f0), the on-chip path to and through L2 (the
- * L2 hit latency l) runs on the SM clock and the rest (L − l) on DRAM's, so
- * at clock f it takes (L − l)/f0 + l/f seconds: the bandwidth a kernel
- * reaches, measured at f0 (hbm × utilization), is scaled by
- * L/f0 ÷ ((L − l)/f0 + l/f), and the latency in cycles at f becomes
- * (L − l)·f/f0 + l (two changes compose into one).  No fitted constant: L
- * and l are the description's pointer-chase latencies. */
+/* DRAM at another SM clock.  DRAM's bandwidth is set by its own clock and
+ * interface, not the SM clock: it stays (so does the roofline's peak, which
+ * by definition takes it).  Its latency does change: of a DRAM load's
+ * latency L (cycles at f0), the on-chip path to and through L2 (the L2 hit
+ * latency l) runs on the SM clock and the rest (L − l) on DRAM's, so at
+ * clock f it takes (L − l)/f0 + l/f seconds, (L − l)·f/f0 + l cycles (two
+ * changes compose into one).  A kernel short of bytes in flight slows at a
+ * lower clock through that latency alone: every kernel model prices its
+ * DRAM bytes in flight at the run's latency (stream.c's Little's-law chain,
+ * gemm_waves.c's in-flight DRAM rate and act_quant_s, attention_kernel.c's
+ * CTA DRAM trips); scaling the bandwidth by the same Little's law as well
+ * counted the clock twice (docs/workload.md).  No fitted constant: L and l
+ * are the description's pointer-chase latencies. */
 static void dram_at_clock(opm_hardware *c, double base, double clock_hz)
 {
     opm_memory_level *hbm = NULL, *l2 = NULL;
@@ -376,7 +380,6 @@ static void dram_at_clock(opm_hardware *c, double base, double clock_hz)
     double l = level_latency_cycles(l2, base, DEFAULT_L2_LATENCY_CYCLES);
     if (!(L > l) || !(l > 0)) return;
     double at_f = (L - l) * clock_hz / base + l; /* cycles at the new clock */
-    hbm->bandwidth_bytes_per_s *= L / base / (at_f / clock_hz);
     if (hbm->latency_s > 0) hbm->latency_s = at_f / clock_hz;
     else hbm->latency_cycles = at_f;
 }

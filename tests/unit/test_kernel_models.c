@@ -535,3 +535,57 @@ Test(kernel_models, l2_hits_in_the_far_partition_lengthen_the_chain)
     opm_hardware_free(h100);
     opm_hardware_free(a100);
 }
+
+/* At a lower SM clock DRAM streams at the same bandwidth (DRAM has its own
+ * clock): a kernel with enough bytes in flight to cover the bandwidth ×
+ * latency product (a large add, a DRAM-bound GEMV) keeps its DRAM time
+ * and slows only in its fixed, clock-bound parts.  A kernel short of bytes
+ * in flight (a latency-bound norm of few rows) slows through its latency
+ * chain, whose L2 part runs on the SM clock: by more than a few percent,
+ * less than the clock ratio (the DRAM part of each load does not slow). */
+static double hbm_time(const opm_profile *p)
+{
+    for (size_t i = 0; i < p->level_count; i++)
+        if (!strcmp(p->levels[i].name, "hbm")) return p->levels[i].time_s;
+    return 0;
+}
+
+Test(kernel_models, a_lower_clock_slows_only_kernels_short_of_bytes_in_flight)
+{
+    opm_hardware *hw = builtin_hw("a100_40gb_pcie");
+    opm_error err;
+    opm_hardware *slow = opm_hardware_with_clock(hw, 900e6, &err);
+    cr_assert_not_null(slow, "%s", err.message);
+    const double ratio = opm_hardware_clock_hz(hw) / 900e6;
+    cr_assert_gt(ratio, 1.5);
+    const char *add = "{\"kind\": \"elementwise\", \"inputs\": [[134217728], [134217728]], \"op\": \"add\", \"dtype\": \"bf16\"}";
+    const char *gemv = "{\"kind\": \"gemm\", \"m\": 1, \"n\": 16384, \"k\": 16384, \"dtype\": \"bf16\"}";
+    for (int m = 0; m < 2; m++) {
+        opm_op *op = op_json(add);
+        opm_profile a = predict_ok(models[m], op, hw), b = predict_ok(models[m], op, slow);
+        cr_assert_str_eq(opm_profile_diag(&b, "limiting_resource")->text, "hbm");
+        cr_assert_eq(diag_num(&b, "dram_time_s"), diag_num(&a, "dram_time_s"));
+        cr_assert(b.latency_s < 1.05 * a.latency_s, "%s: add %g at 900 MHz vs %g", models[m], b.latency_s, a.latency_s);
+        opm_op_free(op);
+        op = op_json(gemv);
+        a = predict_ok(models[m], op, hw);
+        b = predict_ok(models[m], op, slow);
+        cr_assert(hbm_time(&a) > 0);
+        cr_assert(fabs(hbm_time(&b) / hbm_time(&a) - 1) < 1e-3, "%s: GEMV DRAM %g vs %g", models[m], hbm_time(&b),
+                  hbm_time(&a));
+        cr_assert(b.latency_s < 0.5 * (1 + ratio) * a.latency_s, "%s: GEMV %g at 900 MHz vs %g", models[m], b.latency_s,
+                  a.latency_s);
+        opm_op_free(op);
+        op = op_json(NORM("rmsnorm", 512, 4096, ""));
+        a = predict_ok(models[m], op, hw);
+        b = predict_ok(models[m], op, slow);
+        cr_assert_str_eq(opm_profile_diag(&a, "limiting_resource")->text, "latency");
+        double c = diag_num(&b, "chain_time_s") / diag_num(&a, "chain_time_s");
+        cr_assert(c > 1.1 && c < ratio, "%s: chain x%g at 900 MHz", models[m], c);
+        cr_assert(b.latency_s > 1.1 * a.latency_s && b.latency_s < ratio * a.latency_s, "%s: norm %g vs %g", models[m],
+                  b.latency_s, a.latency_s);
+        opm_op_free(op);
+    }
+    opm_hardware_free(slow);
+    opm_hardware_free(hw);
+}
