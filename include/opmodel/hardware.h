@@ -72,7 +72,11 @@ OPM_API const char *opm_hardware_builtin_text(size_t i);
  * the hbm and l the l2 latency in cycles (500 and 200 where not given), the
  * hbm latency becomes (L − l)·f/f0 + l cycles (the L2 part of a DRAM load
  * runs on the SM clock; the kernel models' in-flight terms slow kernels
- * short of bytes in flight through it; docs/workload.md).  With a supply_voltage table, J/FLOP and
+ * short of bytes in flight through it; docs/workload.md).  The copy keeps the
+ * clock its on-chip rates were first quoted at (`quoted_clock_hz` in its
+ * YAML), so rates the models derive from the description's figures (the
+ * streaming kernels' L2 floor at the DRAM rate) scale by the same ratio.
+ * With a supply_voltage table, J/FLOP and
  * on-chip J/byte scale by (V(clock_hz)/V(old clock))²; idle power follows
  * opm_hardware_idle_power_w at the new clock. */
 OPM_API opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err);

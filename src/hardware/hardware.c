@@ -384,6 +384,12 @@ static void dram_at_clock(opm_hardware *c, double base, double clock_hz)
     else hbm->latency_cycles = at_f;
 }
 
+double opm_hw_onchip_clock_ratio(const opm_hardware *hw)
+{
+    double f = hw->cparam[CP_CLOCK_HZ];
+    return hw->quoted_clock_hz > 0 && f > 0 ? f / hw->quoted_clock_hz : 1;
+}
+
 opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, opm_error *err)
 {
     opm_error_clear(err); /* no stale message after success */
@@ -429,6 +435,7 @@ opm_hardware *opm_hardware_with_clock(const opm_hardware *hw, double clock_hz, o
     }
     /* Idle power stays anchored at the clock it was measured at. */
     if ((c->has_static_power || c->has_tdp) && !(c->static_power_clock_hz > 0)) c->static_power_clock_hz = base;
+    if (!(c->quoted_clock_hz > 0)) c->quoted_clock_hz = base;
     c->cparam[CP_CLOCK_HZ] = clock_hz;
     if (c->cparam_set & (1u << CP_TENSOR_CLOCK_HZ)) c->cparam[CP_TENSOR_CLOCK_HZ] = clock_hz;
     /* A clock locked below the sustained one is the one the load runs at. */
@@ -442,7 +449,8 @@ int opm_hardware_equal(const opm_hardware *a, const opm_hardware *b)
         a->matrix_instruction != b->matrix_instruction ||
         a->static_power_w != b->static_power_w || a->tdp_w != b->tdp_w ||
         a->has_static_power != b->has_static_power || a->has_tdp != b->has_tdp ||
-        a->static_power_clock_hz != b->static_power_clock_hz || a->n_idle != b->n_idle ||
+        a->static_power_clock_hz != b->static_power_clock_hz || a->quoted_clock_hz != b->quoted_clock_hz ||
+        a->n_idle != b->n_idle ||
         a->n_volt != b->n_volt || a->gemm_objective != b->gemm_objective ||
         a->cparam_set != b->cparam_set || a->has_fma != b->has_fma ||
         a->util_vector != b->util_vector || a->util_tensor != b->util_tensor ||

@@ -48,6 +48,11 @@ struct opm_hardware {
     /* Clock at which static_power_w was measured (0: clock_hz); set by
      * opm_hardware_with_clock so a clocked copy keeps its anchor. */
     double static_power_clock_hz;
+    /* SM clock the description's on-chip rates are quoted at (0: clock_hz,
+     * a copy never re-clocked); set by opm_hardware_with_clock so a clocked
+     * copy's models know how far its on-chip rates have moved
+     * (opm_hw_onchip_clock_ratio). */
+    double quoted_clock_hz;
     /* Measured tables by SM clock, ascending: idle board power (W) and
      * supply voltage (any unit: only ratios are used). */
     size_t n_idle, n_volt;
@@ -112,6 +117,10 @@ int opm_hw_level_rank(const char *name);
 
 /* The supply voltage at clock_hz interpolated in the table; 0 without one. */
 double opm_hw_voltage(const opm_hardware *hw, double clock_hz);
+/* The run's SM clock over the clock the description's on-chip rates are
+ * quoted at (1 unless opm_hardware_with_clock moved it): the factor every
+ * on-chip rate has been scaled by. */
+double opm_hw_onchip_clock_ratio(const opm_hardware *hw);
 
 /* Idle power from a table or static_power_w only (0 without either): what
  * the GEMM power cap has always charged, so the TDP rule moves no latency. */

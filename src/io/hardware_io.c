@@ -12,7 +12,7 @@
 
 static const char *const top_keys[] = {"name", "kind", "static_power_w", "tdp_w", "compute", "memory",
                                        "utilization", "energy_model", "interconnect", "idle_power", "supply_voltage",
-                                       "static_power_clock_hz", "gemm_selection_objective", NULL};
+                                       "static_power_clock_hz", "quoted_clock_hz", "gemm_selection_objective", NULL};
 #define objectives opm_hw_objective_names
 #define level_keys opm_hw_level_keys
 
@@ -373,6 +373,8 @@ opm_hardware *opm_hardware_from_doc(const doc *d, opm_error *err)
             hw->has_tdp = 1;
         } else if (!strcmp(k->text, "static_power_clock_hz")) {
             rc = number(&c, v, "static_power_clock_hz", 1, &hw->static_power_clock_hz);
+        } else if (!strcmp(k->text, "quoted_clock_hz")) {
+            rc = number(&c, v, "quoted_clock_hz", 1, &hw->quoted_clock_hz);
         } else if (!strcmp(k->text, "idle_power")) {
             rc = load_table(&c, v, "idle_power", hw->idle_clock_hz, hw->idle_w, &hw->n_idle);
         } else if (!strcmp(k->text, "supply_voltage")) {
@@ -478,6 +480,7 @@ static doc *to_doc(const opm_hardware *hw)
     if (hw->has_static_power) bad = bad || put_num(d, root, "static_power_w", hw->static_power_w);
     if (hw->static_power_clock_hz > 0)
         bad = bad || put_num(d, root, "static_power_clock_hz", hw->static_power_clock_hz);
+    if (hw->quoted_clock_hz > 0) bad = bad || put_num(d, root, "quoted_clock_hz", hw->quoted_clock_hz);
     if (hw->gemm_objective)
         bad = bad || doc_append(d, root, "gemm_selection_objective", doc_new_scalar(d, objectives[hw->gemm_objective], 0));
     bad = bad || put_table(d, root, "idle_power", hw->idle_clock_hz, hw->idle_w, hw->n_idle) ||

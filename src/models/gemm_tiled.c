@@ -227,6 +227,7 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
     h->l2_share = l2 && l2->partitions >= 1 ? h->l2_size / l2->partitions : L2_USABLE * h->l2_size;
     h->l2_usable = h->tensor ? h->l2_share : L2_USABLE * h->l2_size;
     h->hbm_bw = hbm->bandwidth_bytes_per_s * hbm->utilization;
+    h->onchip_clock_ratio = opm_hw_onchip_clock_ratio(hw);
     h->hbm_write_bw = h->hbm_bw * DRAM_WRITE_EFF;
     h->hbm_act_s = hbm->bandwidth_bytes_per_s > 0 ? DRAM_ACT_BYTES / hbm->bandwidth_bytes_per_s : 0;
     h->lat_l2_s = l2 && l2->latency_s > 0 ? l2->latency_s

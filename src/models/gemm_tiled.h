@@ -115,6 +115,10 @@ typedef struct gemm_hw {
      * attention kernels (stream.c, attention_kernel.c) may keep resident. */
     double l2_share;
     double hbm_bw;               /* reached DRAM read bandwidth */
+    /* The run's SM clock over the description's (opm_hw_onchip_clock_ratio):
+     * what an on-chip rate derived from a description figure at its own
+     * clock scales by, as every on-chip level's bandwidth does. */
+    double onchip_clock_ratio;
     double hbm_write_bw;         /* hbm_bw × DRAM_WRITE_EFF */
     double hbm_act_s;            /* DRAM time one row activation costs: DRAM_ACT_BYTES at the datasheet rate */
     double lat_l2_s, lat_dram_s; /* load-to-use latencies */

@@ -387,10 +387,15 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
     /* The loads and stores of a streaming kernel reach L2 at most at
      * STREAM_L2_B_PER_CLK_SM per SM, below what the L2 serves GEMMs' bulk
      * copies; never below the reached DRAM rate, which every streaming
-     * kernel's path from L2 to the SMs carries (a part whose SMs move more
-     * per clock than Hopper's and Ada's, such as B200 with 8 TB/s, must not
-     * be held below its DRAM). */
-    double l2_bw = mind(h.l2_bw, maxd(STREAM_L2_B_PER_CLK_SM * h.num_sms * h.clock_hz, h.hbm_bw));
+     * kernel's path from L2 to the SMs carries at the description's clock
+     * (a part whose SMs move more per clock than Hopper's and Ada's, such
+     * as B200 with 8 TB/s, must not be held below its DRAM).  That path
+     * runs on the SM clock, so at another clock the floor scales as every
+     * on-chip rate does (opm_hardware_with_clock): by the run's clock over
+     * the description's.  DRAM's own rate stays, so below the clock where
+     * the path falls under it the L2 term binds (docs/workload.md). */
+    double l2_floor = h.hbm_bw * h.onchip_clock_ratio;
+    double l2_bw = mind(h.l2_bw, maxd(STREAM_L2_B_PER_CLK_SM * h.num_sms * h.clock_hz, l2_floor));
     double t_l2 = isinf(h.l2_bw) ? 0 : (l2_rd + l2_wr) / l2_bw; /* no L2 level: no L2 term */
     /* Little's law runs on the latency under load, not the idle one. */
     double lat_first = (f_in * h.lat_l2_s + (1 - f_in) * h.lat_dram_s) * LOADED_LATENCY_FACTOR;

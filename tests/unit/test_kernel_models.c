@@ -589,3 +589,40 @@ Test(kernel_models, a_lower_clock_slows_only_kernels_short_of_bytes_in_flight)
     opm_hardware_free(slow);
     opm_hardware_free(hw);
 }
+
+Test(kernel_models, the_l2_floor_follows_the_clock)
+{
+    /* B200's DRAM (8 TB/s) outruns 16 B per SM per clock, so a streaming
+     * kernel's L2 rate is floored at the DRAM rate, a rate of the L2-to-SM
+     * path at the description's clock.  That path runs on the SM clock: at
+     * 40% of it a re-run quantise resident in L2 (25 MB of 126 MB) takes its
+     * L2 time longer by the clock ratio, as a kernel under every other
+     * on-chip rate does, while a DRAM stream's DRAM time stays. */
+    opm_hardware *hw = builtin_hw("b200");
+    opm_error err;
+    const double f = 0.4 * opm_hardware_clock_hz(hw);
+    opm_hardware *slow = opm_hardware_with_clock(hw, f, &err);
+    cr_assert_not_null(slow, "%s", err.message);
+    const double ratio = opm_hardware_clock_hz(hw) / f;
+    for (int m = 0; m < 2; m++) {
+        opm_op *op = op_json(QUANT(2048, 4096));
+        opm_profile a = predict_ok(models[m], op, hw), b = predict_ok(models[m], op, slow);
+        cr_assert_str_eq(opm_profile_diag(&a, "limiting_resource")->text, "l2");
+        cr_assert_str_eq(opm_profile_diag(&b, "limiting_resource")->text, "l2");
+        double r = diag_num(&b, "l2_time_s") / diag_num(&a, "l2_time_s");
+        cr_assert(fabs(r / ratio - 1) < 1e-9, "%s: L2 time x%g at %g of the clock", models[m], r, 1 / ratio);
+        double lr = b.latency_s / a.latency_s;
+        cr_assert(lr > 0.9 * ratio && lr < 1.01 * ratio, "%s: latency x%g, clock ratio %g", models[m], lr, ratio);
+        opm_op_free(op);
+        /* Past the L2 the DRAM time stays and the slower path binds. */
+        op = op_json(QUANT(8192, 8192));
+        a = predict_ok(models[m], op, hw);
+        b = predict_ok(models[m], op, slow);
+        cr_assert_eq(diag_num(&b, "dram_time_s"), diag_num(&a, "dram_time_s"));
+        cr_assert(fabs(diag_num(&b, "l2_time_s") / diag_num(&a, "l2_time_s") / ratio - 1) < 1e-9);
+        cr_assert_str_eq(opm_profile_diag(&b, "limiting_resource")->text, "l2");
+        opm_op_free(op);
+    }
+    opm_hardware_free(slow);
+    opm_hardware_free(hw);
+}
