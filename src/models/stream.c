@@ -428,7 +428,9 @@ int opm_stream_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p,
         double outs = elems_of(y), conv = opm_dtype_bits(y->dtype) == 16 ? (s.row ? 3 : 2) : 0;
         t_vec = maxd(t_vec, outs * (ipe + conv) / (vpeak / 2));
     }
-    double t_stream = h.lat_dram_s + t_dram;
+    /* A kernel that reads and writes no DRAM byte has no DRAM stream: its
+     * memory side is the chain alone, not the knee with a DRAM latency. */
+    double t_stream = dram_rd + dram_wr > 0 ? h.lat_dram_s + t_dram : 0;
     /* CTAs launch one after the other on each SM, whatever else they wait on. */
     double t_launch = ceil(ctas / h.num_sms) * CTA_LAUNCH_CYCLES / h.clock_hz;
     /* The chain and the DRAM stream meet at a soft knee, not a corner. */
