@@ -626,3 +626,16 @@ Test(kernel_models, the_l2_floor_follows_the_clock)
     opm_hardware_free(slow);
     opm_hardware_free(hw);
 }
+
+Test(kernel_models, a_kernel_without_dram_traffic_has_no_dram_stream)
+{
+    /* A re-run quantise whose input is warm in L2 and whose output stays
+     * there moves no DRAM byte: its memory side is the latency chain alone,
+     * not the soft knee of the chain with a DRAM latency. */
+    for (int m = 0; m < 2; m++) {
+        opm_profile p = run(models[m], QUANT(16, 4096), "h100_sxm");
+        cr_assert_eq(diag_num(&p, "dram_time_s"), 0);
+        cr_assert_eq(diag_num(&p, "stream_time_s"), 0);
+        cr_assert_eq(diag_num(&p, "memory_time_s"), diag_num(&p, "chain_time_s"), "%s", models[m]);
+    }
+}
