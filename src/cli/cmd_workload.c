@@ -309,6 +309,20 @@ static void json_map3(strbuf *b, const char *key, char **names, const art_stats3
     sb_puts(b, "}");
 }
 
+/* {"name": number, ...} over n names; a count when nums is NULL. */
+static void json_name_map(strbuf *b, char **names, const double *nums, const size_t *counts, size_t n)
+{
+    sb_putc(b, '{');
+    for (size_t i = 0; i < n; i++) {
+        sb_puts(b, i ? ", " : "");
+        sb_json_string(b, names[i]);
+        sb_puts(b, ": ");
+        if (nums) sb_num(b, nums[i]);
+        else sb_printf(b, "%zu", counts[i]);
+    }
+    sb_putc(b, '}');
+}
+
 static void artifact_json(strbuf *b, const art_result *r)
 {
     sb_puts(b, "{\"model\": ");
@@ -316,30 +330,15 @@ static void artifact_json(strbuf *b, const art_result *r)
     sb_printf(b, ", \"runs\": %zu, \"runs_matched\": %zu, \"calibration_runs\": %zu, \"runs_out_of_memory\": %zu, "
                  "\"runs_scored\": %zu,\n",
               r->n_runs, r->runs_matched, r->calibration_runs, r->runs_oom, r->overall.time.n);
-    sb_printf(b, "  \"kernel_lists\": \"%s\", \"implied_kernels\": %llu,\n  \"launch_interval_s\": {",
+    sb_printf(b, "  \"kernel_lists\": \"%s\", \"implied_kernels\": %llu,\n  \"launch_interval_s\": ",
               r->as_listed ? "as_listed" : "with_implied", (unsigned long long)r->implied_kernels);
-    for (size_t h = 0; h < r->n_hw; h++) {
-        sb_puts(b, h ? ", " : "");
-        sb_json_string(b, r->hw_names[h]);
-        sb_puts(b, ": ");
-        sb_num(b, r->launch_interval_s[h]);
-    }
-    sb_puts(b, "}, \"default_launch_interval_s\": ");
+    json_name_map(b, r->hw_names, r->launch_interval_s, NULL, r->n_hw);
+    sb_puts(b, ", \"default_launch_interval_s\": ");
     sb_num(b, r->default_interval_s);
-    sb_printf(b, ",\n  \"harness_startup\": %s, \"harness_startup_s\": {", r->no_harness ? "false" : "true");
-    for (size_t f = 0; f < r->n_files; f++) {
-        sb_puts(b, f ? ", " : "");
-        sb_json_string(b, r->files[f]);
-        sb_puts(b, ": ");
-        sb_num(b, r->startup_s[f]);
-    }
-    sb_puts(b, "}, \"harness_startup_runs\": {");
-    for (size_t f = 0; f < r->n_files; f++) {
-        sb_puts(b, f ? ", " : "");
-        sb_json_string(b, r->files[f]);
-        sb_printf(b, ": %zu", r->startup_runs[f]);
-    }
-    sb_putc(b, '}');
+    sb_printf(b, ",\n  \"harness_startup\": %s, \"harness_startup_s\": ", r->no_harness ? "false" : "true");
+    json_name_map(b, r->files, r->startup_s, NULL, r->n_files);
+    sb_puts(b, ", \"harness_startup_runs\": ");
+    json_name_map(b, r->files, NULL, r->startup_runs, r->n_files);
     sb_puts(b, ",\n  \"overall\": ");
     json_stats3(b, &r->overall);
     json_map3(b, "by_hardware", r->hw_names, r->by_hw, r->n_hw);
