@@ -46,9 +46,13 @@ def list_path(run):
 
 
 def host_share(cache, run):
+    """The host-bound share of a run's time, or None when its kernel list is not in LISTS."""
     key = (run["workload"], run["hardware"], run["avg_freq_mhz"])
     if key not in cache:
         p = list_path(run["workload"])
+        if p is None:
+            cache[key] = None
+            return None
         out = subprocess.check_output([BIN, "workload", p, "--hardware", run["hardware"], "--clock-mhz",
                                        run["avg_freq_mhz"], "--launch-interval-us", str(INTERVAL_US),
                                        "--format", "json"])
@@ -89,6 +93,8 @@ def main():
         before = b
     cache = {}
     share = {(r["file"], r["workload"]): host_share(cache, r) for r in after}
+    # A run whose kernel list is missing has no host share: left out of every band.
+    after = [r for r in after if share[(r["file"], r["workload"])] is not None]
     print("%-26s %-22s %4s  %s" % ("file", "host share at 21 us", "runs",
                                     ("before: " if before else "") + "time% (ratio) power% (ratio)" +
                                     (" -> after" if before else "")))

@@ -61,6 +61,8 @@ def main():
                                  check=True, capture_output=True, text=True).stdout.splitlines()
             for (k, _), line in zip(lst, res):
                 p = json.loads(line)
+                if "error" in p:  # an op --batch could not predict: no stream terms to refit
+                    continue
                 g = p["diagnostics"]
                 if "stream_time_s" not in g:
                     continue

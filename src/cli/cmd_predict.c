@@ -18,7 +18,8 @@ static const char help[] =
     "  --batch FILE|-        JSONL: one operation per line; one prediction per line, in order;\n"
     "                        a bad line prints {\"line\": N, \"error\": \"...\"} and the run goes on\n"
     "  --model NAME          prediction model (default roofline; see `opmodel models`)\n"
-    "  --clock-mhz F         run the hardware at F MHz: compute and on-chip bandwidths scale, DRAM does not\n"
+    "  --clock-mhz F         run the hardware at F MHz: compute and on-chip bandwidths scale; DRAM\n"
+    "                        bandwidth does not, the L2 part of DRAM latency does\n"
     "  --format json|table   json (default): one JSON object per prediction; table: for people\n"
     "\n"
     "Exit status: 0 ok, 1 some batch lines failed, 2 usage or input error.\n";

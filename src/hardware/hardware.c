@@ -366,8 +366,10 @@ static double level_latency_cycles(const opm_memory_level *l, double f, double d
  * DRAM bytes in flight at the run's latency (stream.c's Little's-law chain,
  * gemm_waves.c's in-flight DRAM rate and act_quant_s, attention_kernel.c's
  * CTA DRAM trips); scaling the bandwidth by the same Little's law as well
- * counted the clock twice (docs/workload.md).  No fitted constant: L and l
- * are the description's pointer-chase latencies. */
+ * counted the clock twice (docs/workload.md).  The rescale needs only the
+ * two latencies, so it applies to an hbm level that has a latency and no
+ * bandwidth too.  No fitted constant: L and l are the description's
+ * pointer-chase latencies. */
 static void dram_at_clock(opm_hardware *c, double base, double clock_hz)
 {
     opm_memory_level *hbm = NULL, *l2 = NULL;
@@ -375,7 +377,7 @@ static void dram_at_clock(opm_hardware *c, double base, double clock_hz)
         if (!strcmp(c->levels[i].name, "hbm")) hbm = &c->levels[i];
         else if (!strcmp(c->levels[i].name, "l2")) l2 = &c->levels[i];
     }
-    if (!hbm || !l2 || !(hbm->bandwidth_bytes_per_s > 0)) return;
+    if (!hbm || !l2) return;
     double L = level_latency_cycles(hbm, base, DEFAULT_DRAM_LATENCY_CYCLES);
     double l = level_latency_cycles(l2, base, DEFAULT_L2_LATENCY_CYCLES);
     if (!(L > l) || !(l > 0)) return;

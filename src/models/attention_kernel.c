@@ -27,8 +27,10 @@
  *            special-function units;
  *   loads    tile_n·(Dqk + Dv) K/V elements at the SM's L2 port.
  * On warpgroup-MMA parts (matrix_instruction wgmma, tcgen05: FA3's
- * ping-pong of two warpgroups) the softmax overlaps the MMAs, a block
- * costs max(MMA, softmax, loads); elsewhere (mma_sync, MFMA: FA2) the
+ * ping-pong of two warpgroups) the softmax overlaps the MMAs: a block
+ * costs max(max(MMA, softmax) + FA3_OVERLAP_LOSS·min(MMA, softmax),
+ * loads), on wgmma more than max(MMA, softmax, loads) by that loss, on
+ * tcgen05 exactly that max (loss 0: FA4's asynchronous MMA); elsewhere (mma_sync, MFMA: FA2) the
  * softmax follows the MMAs, max(MMA + softmax, loads).  A CTA also pays
  * its start (block-table and Q loads: two DRAM latencies), one exposed
  * K/V load latency and its O store.  The grid's time is the busiest
@@ -78,7 +80,9 @@
  *     Q and first K/V loads, pipeline barriers, the O and LSE stores) in
  *     DRAM latencies;
  *   FA3_OVERLAP_LOSS 0.75 [0, 1] — the share of the shorter of MMA and
- *     softmax that FA3's warpgroup ping-pong fails to hide;
+ *     softmax that FA3's warpgroup ping-pong fails to hide on wgmma parts
+ *     (a block costs that much more than max(MMA, softmax, loads)); 0 on
+ *     tcgen05, whose asynchronous MMAs (FA4) leave nothing exposed;
  *   SERVING_EXTRA_KERNELS 4 [1, 6] — kernel floors (fixed time and a DRAM
  *     round trip) a serving backend's attention forward launches besides
  *     the attention kernel (reshape-and-cache, scheduler metadata, the

@@ -134,15 +134,22 @@ static double cparam(const opm_hardware *hw, int i, double dflt)
 /* The sustained fraction of the dense tensor peak for dtype dt: the
  * hardware's own figure for dt, else for its sibling dtype (fp16/bf16,
  * the two fp8s), else for bf16, else the default (*dflt = 1).  The
- * roofline fallback on MXU/MME parts (roofline.c) takes the same figure. */
-double opm_gemm_tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt)
+ * roofline fallback on MXU/MME parts (roofline.c) takes only the first two
+ * (opm_gemm_tensor_achievable_listed). */
+double opm_gemm_tensor_achievable_listed(const opm_hardware *hw, opm_dtype dt)
 {
     const double *f = hw->maps[HM_TENSOR_ACHIEVABLE];
     opm_dtype sib = dt == OPM_FP16 ? OPM_BF16 : dt == OPM_BF16 ? OPM_FP16
                   : dt == OPM_FP8_E4M3 ? OPM_FP8_E5M2 : dt == OPM_FP8_E5M2 ? OPM_FP8_E4M3 : dt;
+    return f[dt] > 0 ? f[dt] : f[sib] > 0 ? f[sib] : 0;
+}
+
+double opm_gemm_tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt)
+{
+    const double *f = hw->maps[HM_TENSOR_ACHIEVABLE];
+    double own = opm_gemm_tensor_achievable_listed(hw, dt);
     *dflt = 0;
-    if (f[dt] > 0) return f[dt];
-    if (f[sib] > 0) return f[sib];
+    if (own > 0) return own;
     /* An 8-bit MMA does twice the FLOPs of a 16-bit one per cycle for less
      * than twice the energy, so under the same power limit its clock sits
      * lower: a 16-bit figure (or the default) stands for it only scaled. */
@@ -152,7 +159,7 @@ double opm_gemm_tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dfl
     /* CDNA parts sit further below their peak than NVIDIA's under the
      * power limit (their peaks are quoted at the top engine clock), so an
      * MFMA part takes the CDNA default. */
-    if (hw->matrix_instruction - 1 == GEMM_MI_MFMA) return OPM_TENSOR_ACHIEVABLE_DEFAULT_MFMA * eight;
+    if (gemm_hw_named_family(hw) == GEMM_MI_MFMA) return OPM_TENSOR_ACHIEVABLE_DEFAULT_MFMA * eight;
     return OPM_TENSOR_ACHIEVABLE_DEFAULT * eight;
 }
 
@@ -161,7 +168,7 @@ double opm_gemm_tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dfl
  * tensor core since Volta runs. */
 static int matrix_family(const opm_hardware *hw, int tensor)
 {
-    int mi = hw->matrix_instruction - 1;
+    int mi = gemm_hw_named_family(hw);
     return !tensor ? GEMM_MI_SIMT : mi > GEMM_MI_SIMT ? mi : GEMM_MI_MMA_SYNC;
 }
 
@@ -689,6 +696,27 @@ int opm_gemm_quant_terms_of(const opm_op *op, const opm_hardware *hw, gemm_quant
     return 0;
 }
 
+/* diagnostics.fallback on an MXU/MME part (mi): *plain for the plain
+ * roofline, *achievable for one at the hardware's achievable fraction;
+ * other_kind for a kind no GPU kernel model covers either.  Each text
+ * stays under the 64-byte diagnostic text. */
+static void mxu_mme_fallback(int mi, int other_kind, const char **plain, const char **achievable)
+{
+    static const char *const text[2][2][2] = {
+        {{"no MXU (systolic array) kernel model: roofline",
+          "no MXU (systolic array) kernel model: achievable-rate roofline"},
+         {"no MME (matrix engine) kernel model: roofline",
+          "no MME (matrix engine) kernel model: achievable-rate roofline"}},
+        {{"no MXU (systolic array) kernel model for this kind: roofline",
+          "no MXU kernel model for this kind: achievable-rate roofline"},
+         {"no MME (matrix engine) kernel model for this kind: roofline",
+          "no MME kernel model for this kind: achievable-rate roofline"}},
+    };
+    int e = mi == GEMM_MI_MME;
+    *plain = text[!!other_kind][e][0];
+    *achievable = text[!!other_kind][e][1];
+}
+
 int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, const char *model,
                      gemm_wave_fn wave, opm_error *err)
 {
@@ -705,12 +733,9 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
          * on SMs: a systolic-array or matrix-engine part gets the roofline
          * (its DMA and vector units have no such model), not a GPU grid on
          * an fp32 peak it does not list. */
-        int mi = hw->matrix_instruction - 1;
+        int mi = gemm_hw_named_family(hw);
         if (mi == GEMM_MI_MXU || mi == GEMM_MI_MME) {
-            fallback = mi == GEMM_MI_MXU ? "no MXU (systolic array) kernel model for this kind: roofline"
-                                         : "no MME (matrix engine) kernel model for this kind: roofline";
-            fallback_achievable = mi == GEMM_MI_MXU ? "no MXU kernel model for this kind: achievable-rate roofline"
-                                                    : "no MME kernel model for this kind: achievable-rate roofline";
+            mxu_mme_fallback(mi, 1, &fallback, &fallback_achievable);
             goto roofline;
         }
         rc = kind == OPM_KIND_ATTENTION || kind == OPM_KIND_ATTENTION_PREFILL || kind == OPM_KIND_ATTENTION_DECODE
@@ -726,10 +751,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
     /* Systolic arrays and matrix engines are not tiled like GPU SMs: the
      * roofline, rather than CUDA tiles on a part without them. */
     if (h.mi == GEMM_MI_MXU || h.mi == GEMM_MI_MME) {
-        fallback = h.mi == GEMM_MI_MXU ? "no MXU (systolic array) kernel model: roofline"
-                                       : "no MME (matrix engine) kernel model: roofline";
-        fallback_achievable = h.mi == GEMM_MI_MXU ? "no MXU (systolic array) kernel model: achievable-rate roofline"
-                                                  : "no MME (matrix engine) kernel model: achievable-rate roofline";
+        mxu_mme_fallback(h.mi, 0, &fallback, &fallback_achievable);
         goto roofline;
     }
     fallback = "depthwise or degenerate conv: roofline";
@@ -868,7 +890,7 @@ roofline:;
      * what its best library GEMM sustains where that is published; a GPU's
      * fallbacks (kinds and shapes its kernels do not cover) stay the
      * plain roofline. */
-    int mi = hw->matrix_instruction - 1;
+    int mi = gemm_hw_named_family(hw);
     double applied = 0;
     rc = mi == GEMM_MI_MXU || mi == GEMM_MI_MME ? opm_roofline_fallback_predict(op, hw, p, &applied, err)
                                                 : opm_roofline_predict(op, hw, p, err);

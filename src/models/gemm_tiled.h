@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stddef.h>
 #include "opmodel/opmodel.h"
+#include "../hardware/hw_internal.h"
 
 /* Powers of two 1..2^(GEMM_ROW_CACHE−1) whose grouped tile-row counts
  * gemm_problem caches (every catalog CTA tile M is one). */
@@ -59,6 +60,14 @@ enum { GEMM_AQ_NONE, GEMM_AQ_STATIC, GEMM_AQ_DYNAMIC, GEMM_AQ_DYNAMIC_BLOCK };
 /* The same order as opm_hw_matrix_names (src/hardware/hardware.c). */
 enum { GEMM_MI_SIMT, GEMM_MI_MMA_SYNC, GEMM_MI_WGMMA, GEMM_MI_TCGEN05, GEMM_MI_MFMA, GEMM_MI_MXU, GEMM_MI_MME };
 
+/* The family the description names (GEMM_MI_*, the index in
+ * opm_hw_matrix_names), -1 when it names none: matrix_instruction stores
+ * that index plus one, 0 for not given. */
+static inline int gemm_hw_named_family(const opm_hardware *hw)
+{
+    return hw->matrix_instruction - 1;
+}
+
 /* Hardware numbers in SI units, defaults applied (see gemm_tiled.c). */
 /* max and min of two doubles, for the kernel models' many bounds. */
 static inline double maxd(double a, double b) { return a > b ? a : b; }
@@ -99,13 +108,16 @@ typedef struct gemm_hw {
     double l2_port_sm;           /* bytes/s one SM can pull from L2 */
     double l2_size;
     /* L2 partitions (the level's `partitions`, 1 when it gives none).
-     * Output stores are absorbed by an unpartitioned L2 only: measured on
-     * the two-partition A100 and H100/H200, outputs that fit one
-     * partition's share still drain at the DRAM write rate
-     * (docs/gemm_models.md, "Output stores on a partitioned L2"). */
+     * A GEMM epilogue's output stores are absorbed by an unpartitioned L2
+     * only: measured on the two-partition A100 and H100/H200, epilogue
+     * outputs that fit one partition's share still drain at the DRAM write
+     * rate (docs/gemm_models.md, "Output stores on a partitioned L2").  The
+     * rule covers the epilogue stores alone: the activation-quantization
+     * kernel's output (act_quant_s) and the streaming kernels' (stream.c)
+     * still stay in L2 when they fit l2_usable, partitioned or not. */
     double l2_parts;
-    /* L2 bytes one kernel's operands, warm inputs and absorbed stores may
-     * occupy: L2_USABLE of it on SIMT paths (the fitted rule), one
+    /* L2 bytes one kernel's operands, warm inputs and (on an unpartitioned
+     * L2) absorbed epilogue stores may occupy: L2_USABLE of it on SIMT paths (the fitted rule), one
      * partition's share on tensor paths when the level gives its
      * partitions (A100/H100: two halves each caching their own SMs'
      * accesses; MI300X: one L2 per XCD), else L2_USABLE of it. */
@@ -367,6 +379,9 @@ int opm_gemm_hw(const opm_hardware *hw, opm_dtype dt, gemm_hw *h, opm_error *err
  * GEMM sustains (gemm_hw.achievable); *dflt = 1 when the hardware gives
  * no figure and the value is a default. */
 double opm_gemm_tensor_achievable(const opm_hardware *hw, opm_dtype dt, int *dflt);
+/* The hardware's own tensor_achievable_fraction for dt, else its sibling's
+ * (fp16/bf16, e4m3/e5m2); 0 when it lists neither. */
+double opm_gemm_tensor_achievable_listed(const opm_hardware *hw, opm_dtype dt);
 /* Tiling, occupancy and traffic of kernel k on pb; 0 if it cannot run
  * (no CTA fits on an SM). */
 int opm_gemm_setup(const gemm_problem *pb, const gemm_hw *h, const gemm_kernel *k, gemm_eval *e);

@@ -156,7 +156,8 @@ static inline void opm_profile_levels(opm_profile *p, const opm_hardware *hw, co
 int opm_roofline_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, opm_error *err);
 /* The roofline as the kernel models' fallback on parts with no GPU kernel
  * model (MXU, MME): the tensor peak times the hardware's own
- * tensor_achievable_fraction for the op's dtype when it gives one (*applied
+ * tensor_achievable_fraction for the op's dtype or its sibling (fp16/bf16,
+ * e4m3/e5m2) when it gives one (*applied
  * is that fraction, else 0 and the plain roofline answers); the profile is
  * named "roofline" as opm_roofline_predict names it. */
 int opm_roofline_fallback_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, double *applied,

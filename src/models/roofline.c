@@ -14,7 +14,8 @@
 #include "models.h"
 
 /* achievable: time the tensor engine at the hardware's own
- * tensor_achievable_fraction for the dtype when it gives one; *applied is
+ * tensor_achievable_fraction for the dtype (or its sibling: fp16/bf16,
+ * e4m3/e5m2) when it gives one; *applied is
  * the fraction used (0 when none was: no figure, or no tensor work). */
 static int roofline(const opm_op *op, const opm_hardware *hw, opm_profile *p, int achievable, double *applied,
                     opm_error *err)
@@ -57,15 +58,16 @@ static int roofline(const opm_op *op, const opm_hardware *hw, opm_profile *p, in
                        "%s lists no vector peak for %s or fp32, needed for %.0f vector FLOPs",
                        opm_hardware_name(hw), opm_dtype_name(dt), vflops);
     /* A fallback for a part whose kernels no model covers: what its best
-     * library GEMM sustains, when that was published (the default that
-     * stands in for it on GPUs was derived from GPUs: not applied). */
+     * library GEMM sustains, when that was published for the dtype or its
+     * sibling (the GPU-derived default and the 8-bit scaling of a 16-bit
+     * figure that stand in for it on GPUs were derived from GPUs: not
+     * applied). */
     double frac = 1;
-    int dflt = 1;
+    *applied = 0;
     if (achievable && on_tensor) {
-        double f = opm_gemm_tensor_achievable(hw, dt, &dflt);
-        if (!dflt) frac = f;
+        double f = opm_gemm_tensor_achievable_listed(hw, dt);
+        if (f > 0) frac = *applied = f;
     }
-    *applied = dflt ? 0 : frac;
     double t_tensor =
         on_tensor ? (double)c.matrix_flops / (tpeak * opm_hardware_utilization(hw, OPM_ENGINE_TENSOR) * frac) : 0;
     double t_vector = vflops > 0 ? vflops / (vpeak * opm_hardware_utilization(hw, OPM_ENGINE_VECTOR)) : 0;
@@ -110,7 +112,9 @@ static int roofline(const opm_op *op, const opm_hardware *hw, opm_profile *p, in
     opm_diag_num(p, "memory_time_s", t_mem);
     opm_diag_num(p, "overhead_s", p->overhead_s);
     opm_diag_num(p, "peak_flops_per_s", peak);
-    if (hbm_bw > 0) opm_diag_num(p, "knee_flops_per_byte", peak / hbm_bw);
+    /* The knee of the roofline the time was taken on: at the achievable
+     * fraction where the fallback applied one. */
+    if (hbm_bw > 0) opm_diag_num(p, "knee_flops_per_byte", peak * frac / hbm_bw);
     if (*applied > 0) {
         opm_diag_num(p, "tensor_achievable_fraction", frac);
         opm_diag_text_lit(p, "tensor_achievable_source", "hardware");

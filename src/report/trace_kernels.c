@@ -11,6 +11,7 @@
 #include <string.h>
 #include "report_internal.h"
 #include "../hardware/hw_internal.h"
+#include "../models/gemm_tiled.h"
 #include "opmodel/trace_analysis.h"
 
 #define DEFAULT_MODEL "extended_roofline"
@@ -72,7 +73,7 @@ static int set_hints(opm_op *op, const opm_trace_kernel_hint *h, opm_error *err)
 /* The hardware's matrix instruction family, NULL when not described. */
 static const char *hw_family(const opm_hardware *hw)
 {
-    int mi = hw->matrix_instruction - 1;
+    int mi = gemm_hw_named_family(hw);
     return mi >= 0 ? opm_hw_matrix_names[mi] : NULL;
 }
 

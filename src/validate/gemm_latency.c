@@ -552,7 +552,7 @@ static opm_op *row_op(const opm_gemm_row *r, const opm_hardware *hw, int hints, 
     /* vLLM's fp8 CUTLASS kernels on a part whose entry names wgmma (sm90) or
      * mma_sync (sm89): their tiles as hints.  matrix_instruction is the index
      * in opm_hw_matrix_names (GEMM_MI_* order) plus one, 0 when not given. */
-    int mi = hw ? hw->matrix_instruction - 1 : -1;
+    int mi = hw ? gemm_hw_named_family(hw) : -1;
     int vllm_sm90 = mi == GEMM_MI_WGMMA && (r->dtype == OPM_FP8_E4M3 || r->dtype == OPM_FP8_E5M2);
     /* sm89's dispatch takes e4m3 only. */
     int vllm_sm89 = mi == GEMM_MI_MMA_SYNC && r->dtype == OPM_FP8_E4M3;
@@ -697,7 +697,8 @@ int opm_gemm_base_predictions_labelled(const opm_gemm_dataset *ds, const char *m
 int opm_gemm_repredict_with_overhead(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,
                                      const double *group_overhead_s, int only_hw, double *base, opm_error *err)
 {
-    return predict_rows(ds, model, use_kernel_column, group_overhead_s, only_hw, base, NULL, err);
+    return opm_gemm_repredict_with_overhead_labelled(ds, model, use_kernel_column, group_overhead_s, only_hw, base,
+                                                     NULL, err);
 }
 
 int opm_gemm_repredict_with_overhead_labelled(const opm_gemm_dataset *ds, const char *model, int use_kernel_column,

@@ -303,6 +303,48 @@ Test(tc_gemm, systolic_parts_fall_back_to_the_roofline)
     opm_op_free(op);
 }
 
+/* The MXU/MME fallback takes only a published figure: the dtype's own or
+ * its sibling's (e4m3/e5m2), never a 16-bit one scaled for 8 bits nor a
+ * GPU-derived default, which the GPU kernel models would take. */
+Test(tc_gemm, mme_fallback_takes_only_the_dtypes_own_or_siblings_fraction)
+{
+    opm_error err;
+    opm_hardware *bf = variant("gaudi3", "  tensor_achievable_fraction: {bf16: 0.677}", &err);
+    cr_assert_not_null(bf, "%s", err.message);
+    opm_hardware *e5 = variant("gaudi3", "  tensor_achievable_fraction: {fp8_e5m2: 0.6}", &err);
+    cr_assert_not_null(e5, "%s", err.message);
+    static const char *const dts[] = {"fp8_e4m3", "fp8_e5m2"};
+    for (int i = 0; i < 2; i++) {
+        char js[160];
+        snprintf(js, sizeof js,
+                 "{\"kind\": \"gemm\", \"m\": 4096, \"n\": 4096, \"k\": 4096, \"dtype\": \"%s\", \"out_dtype\": \"bf16\"}",
+                 dts[i]);
+        opm_op *op = op_json(js);
+        /* The GPU path would take bf16 × the 8-bit ratio: not the fallback. */
+        int dflt = 1;
+        double gpu = opm_gemm_tensor_achievable(bf, i ? OPM_FP8_E5M2 : OPM_FP8_E4M3, &dflt);
+        cr_assert(!dflt && gpu > 0 && gpu < 0.677, "%s: %g", dts[i], gpu);
+        opm_profile plain = predict_ok("roofline", op, bf);
+        for (int m = 0; m < 2; m++) {
+            opm_profile p = predict_ok(m ? "effective_roofline" : "extended_roofline", op, bf);
+            cr_assert_null(diag(&p, "tensor_achievable_fraction"), "%s", dts[i]);
+            cr_assert_null(diag(&p, "tensor_achievable_source"), "%s", dts[i]);
+            cr_assert_float_eq(p.latency_s, plain.latency_s, 1e-15, "%s", dts[i]);
+            cr_assert_str_eq(diag(&p, "fallback")->text, "no MME (matrix engine) kernel model: roofline", "%s", dts[i]);
+            /* The sibling's figure stands for e4m3, the own one for e5m2. */
+            opm_profile s = predict_ok(m ? "effective_roofline" : "extended_roofline", op, e5);
+            cr_assert_float_eq(diag_num(&s, "tensor_achievable_fraction"), 0.6, 1e-15, "%s", dts[i]);
+            cr_assert_float_eq(s.compute_time_s, plain.compute_time_s / 0.6, 1e-12 * s.compute_time_s, "%s", dts[i]);
+            /* The knee is the roofline's the time was taken on. */
+            cr_assert_float_eq(diag_num(&s, "knee_flops_per_byte"), 0.6 * diag_num(&plain, "knee_flops_per_byte"),
+                               1e-9 * diag_num(&plain, "knee_flops_per_byte"), "%s", dts[i]);
+        }
+        opm_op_free(op);
+    }
+    opm_hardware_free(e5);
+    opm_hardware_free(bf);
+}
+
 /* An input the previous kernel left in L2 is not read from DRAM when it
  * fits; one larger than the usable L2 is. */
 Test(tc_gemm, l2_warm_input)
