@@ -722,6 +722,9 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
 {
     opm_kind kind = opm_op_kind(op);
     int rc;
+    /* The family the description names: a systolic-array or matrix-engine
+     * part has no GPU kernel model for any kind. */
+    const int mi = gemm_hw_named_family(hw), mxu_mme = mi == GEMM_MI_MXU || mi == GEMM_MI_MME;
     /* Why the roofline answers instead, reported as diagnostics.fallback;
      * on MXU/MME parts the second text when the tensor peak was taken at
      * the hardware's achievable fraction (each under the 64-byte text). */
@@ -733,8 +736,7 @@ int opm_gemm_predict(const opm_op *op, const opm_hardware *hw, opm_profile *p, c
          * on SMs: a systolic-array or matrix-engine part gets the roofline
          * (its DMA and vector units have no such model), not a GPU grid on
          * an fp32 peak it does not list. */
-        int mi = gemm_hw_named_family(hw);
-        if (mi == GEMM_MI_MXU || mi == GEMM_MI_MME) {
+        if (mxu_mme) {
             mxu_mme_fallback(mi, 1, &fallback, &fallback_achievable);
             goto roofline;
         }
@@ -890,10 +892,8 @@ roofline:;
      * what its best library GEMM sustains where that is published; a GPU's
      * fallbacks (kinds and shapes its kernels do not cover) stay the
      * plain roofline. */
-    int mi = gemm_hw_named_family(hw);
     double applied = 0;
-    rc = mi == GEMM_MI_MXU || mi == GEMM_MI_MME ? opm_roofline_fallback_predict(op, hw, p, &applied, err)
-                                                : opm_roofline_predict(op, hw, p, err);
+    rc = mxu_mme ? opm_roofline_fallback_predict(op, hw, p, &applied, err) : opm_roofline_predict(op, hw, p, err);
     if (!rc) {
         opm_profile_copy_name(p->model, sizeof p->model, model);
         p->fell_back = 1;

@@ -63,7 +63,6 @@ static int roofline(const opm_op *op, const opm_hardware *hw, opm_profile *p, in
      * figure that stand in for it on GPUs were derived from GPUs: not
      * applied). */
     double frac = 1;
-    *applied = 0;
     if (achievable && on_tensor) {
         double f = opm_gemm_tensor_achievable_listed(hw, dt);
         if (f > 0) frac = *applied = f;

@@ -121,7 +121,8 @@
 #define LOADED_LATENCY_FACTOR 2.0
 #endif
 /* Exponent of the soft knee between the latency chain and the DRAM stream
- * (the p-norm of the two; 0 takes the larger one, the model before it).
+ * (the p-norm of the two; building with -DSTREAM_KNEE_P=0 takes the
+ * larger one, the model before it, for comparisons).
  * Fitted on every non-attention line of data/kernels (9 GPUs), the grid
  * {1.25, 1.5, 1.75, 2, 2.25, 2.5, 3, 4, max}: 2 gives the lowest mean MAPE
  * per GPU (12.59%; over lines 1.75 is 0.06 lower); refitted with each GPU
